@@ -1,0 +1,42 @@
+# The README's two commands: `make run` starts a server with the examples, `make test` runs every check.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+SOURCES := src tests
+
+.PHONY: run test lint java postgres clean
+
+run: java $(VENV)/.installed-run
+	$(BIN)/streamjobs admin bootstrap
+	$(BIN)/streamjobs server --load-examples examples
+
+test: java postgres $(VENV)/.installed-dev lint
+	$(BIN)/pytest
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check $(SOURCES)
+	$(BIN)/ruff format --check $(SOURCES)
+	$(BIN)/mypy src/streamjobs/domain
+	$(BIN)/lint-imports
+
+java:
+	@scripts/check-java.sh
+
+postgres:
+	@scripts/ensure-postgres.sh
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $@ $(VENV)/.installed-run
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,49 @@
+"""The FastAPI application: routes, authentication and the one error handler, over the services."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+
+from streamjobs import __version__
+from streamjobs.api import jobs
+from streamjobs.api.auth import require_actor
+from streamjobs.api.errors import install_error_handlers
+from streamjobs.domain.spec import manifest_json_schema
+from streamjobs.services.container import Services
+
+meta = APIRouter(prefix="/api/v1", tags=["meta"], dependencies=[Depends(require_actor)])
+
+
+@meta.get("/openapi.json", include_in_schema=False)
+def openapi(request: Request) -> dict[str, Any]:
+    document: dict[str, Any] = request.app.openapi()
+    return document
+
+
+@meta.get("/schema/streamingjob.json", summary="JSON Schema of the StreamingJob manifest")
+def streamingjob_schema() -> dict[str, Any]:
+    return manifest_json_schema()
+
+
+def create_app(*, services: Services) -> FastAPI:
+    """The streamjobs server's ASGI application over the given services."""
+    app = FastAPI(
+        title="streamjobs",
+        version=__version__,
+        summary="Control plane for Spark Structured Streaming jobs",
+        openapi_url=None,
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.services = services
+    install_error_handlers(app)
+
+    @app.get("/healthz", tags=["meta"], summary="Liveness: answers without authentication")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    app.include_router(meta)
+    app.include_router(jobs.router, dependencies=[Depends(require_actor)])
+    return app

@@ -1,0 +1,142 @@
+"""Every error leaves the API as ``application/problem+json`` (RFC 9457), mapped here in one place.
+
+Typed errors from the services become their HTTP status; request-shape errors from FastAPI become
+422 with the field path of each problem; anything unexpected is still a problem document.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from streamjobs.domain.errors import (
+    AlreadyExists,
+    Conflict,
+    FieldError,
+    Forbidden,
+    InvalidInput,
+    NotFound,
+    StreamjobsError,
+    Unauthenticated,
+)
+
+PROBLEM_JSON = "application/problem+json"
+PROBLEM_TYPE_BASE = "https://streamjobs.io/problems/"
+
+log = logging.getLogger(__name__)
+
+
+class UnreadableBody(InvalidInput):
+    """The request body is not JSON or YAML at all."""
+
+    title = "Unreadable request body"
+
+
+STATUS_OF: dict[type[StreamjobsError], int] = {
+    UnreadableBody: 400,
+    InvalidInput: 422,
+    NotFound: 404,
+    AlreadyExists: 409,
+    Conflict: 409,
+    Unauthenticated: 401,
+    Forbidden: 403,
+}
+
+
+def status_of(error: StreamjobsError) -> int:
+    for kind in type(error).__mro__:
+        if kind in STATUS_OF:
+            return STATUS_OF[kind]
+    return 400
+
+
+def problem(
+    request: Request,
+    *,
+    status: int,
+    title: str,
+    detail: str,
+    errors: list[FieldError] | None = None,
+    headers: dict[str, str] | None = None,
+) -> JSONResponse:
+    body: dict[str, Any] = {
+        "type": PROBLEM_TYPE_BASE + title.lower().replace(" ", "-"),
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": request.url.path,
+    }
+    if errors:
+        body["errors"] = [{"path": e.path, "message": e.message} for e in errors]
+    return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
+
+
+async def _on_streamjobs_error(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, StreamjobsError)
+    status = status_of(error)
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    errors = list(error.errors) if isinstance(error, InvalidInput) else None
+    return problem(
+        request,
+        status=status,
+        title=error.title,
+        detail=error.detail,
+        errors=errors,
+        headers=headers,
+    )
+
+
+async def _on_request_validation(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    errors = [
+        FieldError(".".join(str(part) for part in item["loc"]), item["msg"])
+        for item in error.errors()
+    ]
+    return problem(
+        request,
+        status=422,
+        title=InvalidInput.title,
+        detail="; ".join(str(e) for e in errors),
+        errors=errors,
+    )
+
+
+async def _on_http_exception(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, HTTPException)
+    return problem(
+        request,
+        status=error.status_code,
+        title=_reason(error.status_code),
+        detail=str(error.detail),
+        headers=dict(error.headers) if error.headers else None,
+    )
+
+
+async def _on_unexpected(request: Request, error: Exception) -> JSONResponse:
+    log.exception("unexpected error on %s %s", request.method, request.url.path)
+    return problem(
+        request,
+        status=500,
+        title="Internal server error",
+        detail="the server failed unexpectedly; its log has the details",
+    )
+
+
+def _reason(status: int) -> str:
+    try:
+        return HTTPStatus(status).phrase
+    except ValueError:
+        return "Error"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(StreamjobsError, _on_streamjobs_error)
+    app.add_exception_handler(RequestValidationError, _on_request_validation)
+    app.add_exception_handler(HTTPException, _on_http_exception)
+    app.add_exception_handler(Exception, _on_unexpected)

@@ -1,0 +1,179 @@
+"""``/api/v1/jobs``: create, list, read, apply, update, duplicate and delete streaming jobs."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+
+from streamjobs.api.auth import require_actor, services_of
+from streamjobs.api.bodies import read_document
+from streamjobs.domain.access import Actor
+from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.services.jobs import JobQuery, job_document
+
+router = APIRouter(prefix="/api/v1/jobs", tags=["jobs"])
+
+MANIFEST_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "description": "A StreamingJob manifest, as JSON or YAML.",
+        "content": {
+            "application/json": {"schema": {"$ref": "/api/v1/schema/streamingjob.json"}},
+            "application/yaml": {"schema": {"$ref": "/api/v1/schema/streamingjob.json"}},
+        },
+    }
+}
+MERGE_PATCH_BODY: dict[str, Any] = {
+    "requestBody": {
+        "required": True,
+        "description": "A JSON merge patch (RFC 7396) of the manifest; the name cannot change.",
+        "content": {"application/merge-patch+json": {"schema": {"type": "object"}}},
+    }
+}
+
+
+def _location(name: str) -> str:
+    return f"/api/v1/jobs/{quote(name, safe='')}"
+
+
+def _expected_version(if_match: str | None) -> int | None:
+    if if_match is None:
+        return None
+    try:
+        return int(if_match.strip().removeprefix("W/").strip('"'))
+    except ValueError:
+        raise InvalidInput(
+            [FieldError("header.If-Match", 'must be the job\'s resourceVersion, e.g. "3"')]
+        ) from None
+
+
+@router.get("", summary="List jobs")
+def list_jobs(
+    request: Request,
+    status: str | None = Query(None, description="Only jobs with this status."),
+    tag: str | None = Query(None, description="Only jobs with this tag: key or key=value."),
+    bundle: str | None = Query(None, description="Only jobs in this resource bundle."),
+    search: str | None = Query(None, description="Only jobs whose name contains this text."),
+    limit: int = Query(50, description="Page size, 1 to 500."),
+    offset: int = Query(0, description="How many matching jobs to skip."),
+) -> dict[str, Any]:
+    query = JobQuery(
+        status=status, tag=tag, bundle=bundle, search=search, limit=limit, offset=offset
+    )
+    page = services_of(request).jobs.list(query)
+    return {
+        "items": [job_document(record) for record in page.items],
+        "total": page.total,
+        "limit": page.limit,
+        "offset": page.offset,
+    }
+
+
+@router.post("", status_code=201, summary="Create a job", openapi_extra=MANIFEST_BODY)
+def create_job(
+    request: Request,
+    response: Response,
+    document: Any = Depends(read_document),
+    actor: Actor = Depends(require_actor),
+) -> dict[str, Any]:
+    record = services_of(request).jobs.create(document, actor=actor)
+    response.headers["Location"] = _location(record.name)
+    response.headers["ETag"] = f'"{record.version}"'
+    return job_document(record)
+
+
+@router.get("/{name}", summary="Get a job")
+def get_job(name: str, request: Request, response: Response) -> dict[str, Any]:
+    record = services_of(request).jobs.get(name)
+    response.headers["ETag"] = f'"{record.version}"'
+    return job_document(record)
+
+
+@router.put(
+    "/{name}",
+    summary="Apply a job: create it or bring it to the manifest",
+    openapi_extra=MANIFEST_BODY,
+    responses={201: {"description": "Created"}, 200: {"description": "Configured or unchanged"}},
+)
+def apply_job(
+    name: str,
+    request: Request,
+    response: Response,
+    document: Any = Depends(read_document),
+    actor: Actor = Depends(require_actor),
+) -> dict[str, Any]:
+    record, outcome = services_of(request).jobs.apply(name, document, actor=actor)
+    if outcome == "created":
+        response.status_code = 201
+        response.headers["Location"] = _location(record.name)
+    response.headers["ETag"] = f'"{record.version}"'
+    return {"result": str(outcome), "job": job_document(record)}
+
+
+@router.patch("/{name}", summary="Update a job with a merge patch", openapi_extra=MERGE_PATCH_BODY)
+def update_job(
+    name: str,
+    request: Request,
+    response: Response,
+    document: Any = Depends(read_document),
+    if_match: str | None = Header(None, description="Only if the job is at this version."),
+    actor: Actor = Depends(require_actor),
+) -> dict[str, Any]:
+    record = services_of(request).jobs.update(
+        name, document, actor=actor, expected_version=_expected_version(if_match)
+    )
+    response.headers["ETag"] = f'"{record.version}"'
+    return job_document(record)
+
+
+@router.post(
+    "/{name}/duplicate",
+    status_code=201,
+    summary="Duplicate a job under a new name",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {
+                "application/json": {
+                    "schema": {
+                        "type": "object",
+                        "required": ["name"],
+                        "properties": {"name": {"type": "string"}},
+                    }
+                }
+            },
+        }
+    },
+)
+def duplicate_job(
+    name: str,
+    request: Request,
+    response: Response,
+    document: Any = Depends(read_document),
+    actor: Actor = Depends(require_actor),
+) -> dict[str, Any]:
+    if not isinstance(document, dict) or not isinstance(document.get("name"), str):
+        raise InvalidInput([FieldError("body.name", "give the new job's name as a string")])
+    record = services_of(request).jobs.duplicate(name, new_name=document["name"], actor=actor)
+    response.headers["Location"] = _location(record.name)
+    return job_document(record)
+
+
+@router.delete("/{name}", status_code=204, summary="Delete a job")
+def delete_job(
+    name: str,
+    request: Request,
+    if_match: str | None = Header(None, description="Only if the job is at this version."),
+    actor: Actor = Depends(require_actor),
+) -> Response:
+    services_of(request).jobs.delete(
+        name, actor=actor, expected_version=_expected_version(if_match)
+    )
+    return Response(status_code=204)
+
+
+@router.get("/{name}/template", summary="The job's full resolved template")
+def job_template(name: str, request: Request) -> dict[str, Any]:
+    return services_of(request).jobs.template(name)

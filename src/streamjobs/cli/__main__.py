@@ -1,0 +1,5 @@
+"""``python -m streamjobs.cli`` runs the ``streamjobs`` command."""
+
+from streamjobs.cli.main import main
+
+main()

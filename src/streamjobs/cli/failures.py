@@ -1,0 +1,39 @@
+"""Turns errors into what a shell expects: a message on stderr and exit 2 (bad input) or 1."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import typer
+
+from streamjobs.cli.output import console
+from streamjobs.client import ClientError
+from streamjobs.domain.errors import InvalidInput, StreamjobsError
+
+EXIT_FAILED = 1
+EXIT_INVALID_INPUT = 2
+
+
+def fail(message: str, *, code: int = EXIT_FAILED) -> typer.Exit:
+    console(stderr=True).print(f"[red]error:[/red] {message}", markup=True)
+    return typer.Exit(code)
+
+
+@contextmanager
+def reported_failures(context: str | None = None) -> Iterator[None]:
+    """Report a failure inside the block and exit with its code; ``context`` prefixes it."""
+    prefix = f"{context}: " if context else ""
+    try:
+        yield
+    except InvalidInput as error:
+        raise fail(prefix + error.detail, code=EXIT_INVALID_INPUT) from None
+    except ClientError as error:
+        detail = str(error)
+        fields = error.field_errors
+        if fields and len(fields) > 1:
+            detail = "\n".join(["the server refused it:", *(f"  {line}" for line in fields)])
+        code = EXIT_INVALID_INPUT if error.is_invalid_input else EXIT_FAILED
+        raise fail(prefix + detail, code=code) from None
+    except StreamjobsError as error:
+        raise fail(prefix + error.detail) from None

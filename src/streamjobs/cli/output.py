@@ -1,0 +1,145 @@
+"""How the CLI prints jobs: kubectl-style tables, JSON, YAML and ``describe`` text."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+WIDE_ENOUGH = 240
+
+
+class OutputFormat(StrEnum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
+def console(*, stderr: bool = False) -> Console:
+    stream = sys.stderr if stderr else sys.stdout
+    width = None if stream.isatty() else WIDE_ENOUGH
+    return Console(file=stream, width=width, highlight=False, soft_wrap=True)
+
+
+def print_jobs(jobs: list[dict[str, Any]], output: OutputFormat) -> None:
+    if output is OutputFormat.json:
+        sys.stdout.write(json.dumps({"kind": "List", "items": jobs}, indent=2) + "\n")
+    elif output is OutputFormat.yaml:
+        sys.stdout.write(yaml.safe_dump({"kind": "List", "items": jobs}, sort_keys=False))
+    else:
+        console().print(_jobs_table(jobs))
+
+
+def print_document(document: dict[str, Any], output: OutputFormat) -> None:
+    if output is OutputFormat.yaml:
+        sys.stdout.write(yaml.safe_dump(document, sort_keys=False))
+    else:
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+
+
+def _jobs_table(jobs: list[dict[str, Any]]) -> Table:
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for column in ("NAME", "NAMESPACE", "BUNDLE", "TYPE", "STATUS", "TAGS", "UPDATED"):
+        table.add_column(column, no_wrap=True)
+    for job in jobs:
+        metadata, spec = job["metadata"], job["spec"]
+        table.add_row(
+            metadata["name"],
+            metadata["namespace"],
+            spec["bundle"],
+            spec["application"]["type"],
+            job["status"]["phase"],
+            _tags(metadata.get("tags") or {}),
+            _when(metadata["updateTimestamp"]),
+        )
+    return table
+
+
+def describe_job(job: dict[str, Any]) -> str:
+    """A person's view of one job, in the order they look for things."""
+    metadata, spec = job["metadata"], job["spec"]
+    lines = [
+        f"Name:           {metadata['name']}",
+        f"Namespace:      {metadata['namespace']}",
+        f"Description:    {metadata.get('description') or '-'}",
+        f"Tags:           {_tags(metadata.get('tags') or {}) or '-'}",
+        f"Bundle:         {spec['bundle']}",
+        f"Run as:         {spec.get('runAs') or metadata['createdBy']}",
+        f"Status:         {job['status']['phase']}",
+        f"Version:        {metadata['resourceVersion']}",
+        f"Created:        {_when(metadata['creationTimestamp'])} by {metadata['createdBy']}",
+        f"Updated:        {_when(metadata['updateTimestamp'])} by {metadata['updatedBy']}",
+        "",
+        *_application_lines(spec),
+        "",
+        "Instance:",
+        *_instance_lines(spec["instance"]),
+        "",
+        f"Restart policy: {_restart_policy(spec['restartPolicy'])}",
+        f"Guarantee:      {spec['processing']['guarantee']}",
+    ]
+    return "\n".join(lines)
+
+
+def _application_lines(spec: dict[str, Any]) -> list[str]:
+    application = spec["application"]
+    lines = [f"Application:    {application['type']}"]
+    if application.get("mainApplicationFile"):
+        lines.append(f"  Main file:    {application['mainApplicationFile']}")
+    if application.get("mainClass"):
+        lines.append(f"  Main class:   {application['mainClass']}")
+    if application.get("arguments"):
+        lines.append(f"  Arguments:    {' '.join(application['arguments'])}")
+    pipeline = spec.get("pipeline")
+    if pipeline:
+        streaming = pipeline["streaming"]
+        trigger = streaming["triggerMode"]
+        if streaming.get("triggerDuration"):
+            trigger += f" every {streaming['triggerDuration']}"
+        lines.append(f"  Trigger:      {trigger}")
+        lines.extend(
+            f"  Input:        {item['name']} <- {_where(item)} ({item['format']})"
+            for item in pipeline["inputs"]
+        )
+        for step in pipeline.get("steps") or []:
+            lines.extend(f"  Step:         {entry['name']}" for entry in step["sequence"])
+        lines.extend(
+            f"  Output:       {item['name']} -> {_where(item)} ({item['format']})"
+            for item in pipeline["outputs"]
+        )
+    return lines
+
+
+def _instance_lines(instance: dict[str, Any]) -> list[str]:
+    lines = [f"  Deployment:   {instance['deployment']}", f"  Driver:       {instance['driver']}"]
+    if instance.get("executor"):
+        lines.append(f"  Executors:    {instance.get('executors')} x {instance['executor']}")
+    return lines
+
+
+def _restart_policy(policy: dict[str, Any]) -> str:
+    if policy["type"] != "OnFailure":
+        return str(policy["type"])
+    return (
+        f"OnFailure (submission: {policy['onSubmissionFailureRetries']} retries every "
+        f"{policy['onSubmissionFailureRetryInterval']}s; running: {policy['onFailureRetries']} "
+        f"retries every {policy['onFailureRetryInterval']}s)"
+    )
+
+
+def _where(item: dict[str, Any]) -> str:
+    return str(item.get("dataset") or item.get("path") or "-")
+
+
+def _tags(tags: dict[str, str]) -> str:
+    return ",".join(f"{key}={value}" for key, value in sorted(tags.items()))
+
+
+def _when(timestamp: str) -> str:
+    return datetime.fromisoformat(timestamp).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -1,0 +1,117 @@
+"""The commands that run on the server's machine and open the store directly: ``server``, ``admin``.
+
+Every other command reaches the server through ``client.py``; these two start it or prepare it.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from streamjobs.cli.failures import reported_failures
+from streamjobs.cli.manifests import read_manifests
+from streamjobs.cli.output import console
+from streamjobs.settings import Settings
+
+if TYPE_CHECKING:
+    from streamjobs.services.container import Services
+
+admin_app = typer.Typer(help="Prepare the server's store (runs on the server's machine).")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("server")(server)
+    app.add_typer(admin_app, name="admin")
+
+
+def server(
+    host: Annotated[str | None, typer.Option(help="Bind address (STREAMJOBS_HOST).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port (STREAMJOBS_PORT).")] = None,
+    load_examples: Annotated[
+        list[Path],
+        typer.Option(help="Create the jobs in these manifests if they do not exist yet."),
+    ] = [],  # noqa: B006 - Typer reads the default, it is never mutated
+) -> None:
+    """Run the server: the REST API (and later the web UI and the supervisor)."""
+    import uvicorn
+
+    from streamjobs.api.app import create_app
+    from streamjobs.services.container import open_services
+
+    settings = Settings()
+    settings = settings.model_copy(
+        update={"host": host or settings.host, "port": port or settings.port}
+    )
+    with reported_failures():
+        services = open_services(settings)
+        for path in load_examples:
+            _load(services, path)
+    console().print(
+        f"streamjobs server on {settings.resolved_public_url} (home {settings.resolved_home})"
+    )
+    uvicorn.run(create_app(services=services), host=settings.host, port=settings.port)
+
+
+def _load(services: Services, path: Path) -> None:
+    from streamjobs.services.identity import BOOTSTRAP_ACTOR
+
+    for item in read_manifests([str(path)]):
+        name = item.document.get("metadata", {}).get("name")
+        if isinstance(name, str) and services.jobs.exists(name):
+            console().print(f"streamingjob/{name} exists (kept as it is)")
+            continue
+        with reported_failures(item.source):
+            record = services.jobs.create(item.document, actor=BOOTSTRAP_ACTOR)
+        console().print(f"streamingjob/{record.name} created from {item.source}")
+
+
+@admin_app.command("bootstrap")
+def bootstrap() -> None:
+    """Create the store and the `admin` user, and print its access token once."""
+    from streamjobs.services.container import open_services
+
+    settings = Settings()
+    with reported_failures():
+        services = open_services(settings)
+        outcome = services.identity.bootstrap_admin()
+    token_file = settings.admin_token_file
+    if outcome.token is None:
+        where = f"saved in {token_file}" if token_file.exists() else "not saved here"
+        console().print(f"admin exists in {settings.resolved_home}; its first token was {where}")
+        return
+    _write_secret(token_file, outcome.token)
+    console().print(
+        "Created user 'admin'. Its access token (shown once, saved in "
+        f"{token_file}, mode 600):\n\n  {outcome.token}\n"
+    )
+
+
+@admin_app.command("token")
+def issue_token(
+    user: Annotated[str, typer.Option(help="The user the token is for.")] = "admin",
+    name: Annotated[str, typer.Option(help="A name for the token, unique per user.")] = "cli",
+    expires_in_days: Annotated[int | None, typer.Option(min=1)] = None,
+) -> None:
+    """Issue an access token for a user and print it once."""
+    from streamjobs.services.container import open_services
+    from streamjobs.services.identity import BOOTSTRAP_ACTOR
+
+    with reported_failures():
+        services = open_services(Settings())
+        expires_at = (
+            services.clock.now() + timedelta(days=expires_in_days) if expires_in_days else None
+        )
+        token = services.identity.issue_token(
+            user, name, actor=BOOTSTRAP_ACTOR, expires_at=expires_at
+        )
+    typer.echo(token)
+
+
+def _write_secret(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch(mode=0o600, exist_ok=True)
+    path.chmod(0o600)
+    path.write_text(text + "\n")

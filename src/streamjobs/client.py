@@ -1,0 +1,118 @@
+"""The HTTP client of the streamjobs REST API, used by the CLI (and by anyone scripting the server).
+
+Every failure is a ``ClientError`` carrying the HTTP status and the server's problem document, so
+callers can show the server's own words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+DEFAULT_SERVER = "http://127.0.0.1:8040"
+
+
+class ClientError(Exception):
+    """A request failed: ``status`` is None when the server could not be reached at all."""
+
+    def __init__(self, message: str, *, status: int | None = None, problem: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.problem = problem if isinstance(problem, dict) else {}
+
+    @property
+    def field_errors(self) -> list[str]:
+        return [
+            f"{item.get('path')}: {item.get('message')}" if item.get("path") else item["message"]
+            for item in self.problem.get("errors", [])
+            if isinstance(item, dict) and "message" in item
+        ]
+
+    @property
+    def is_invalid_input(self) -> bool:
+        return self.status in (400, 422)
+
+
+class StreamjobsClient:
+    """Talks to one streamjobs server with one access token."""
+
+    def __init__(
+        self,
+        server: str = DEFAULT_SERVER,
+        token: str | None = None,
+        *,
+        timeout: float = 30.0,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        headers = {"Accept": "application/json"}
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        self.server = server.rstrip("/")
+        self._http = httpx.Client(
+            base_url=self.server, headers=headers, timeout=timeout, transport=transport
+        )
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> StreamjobsClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def health(self) -> dict[str, Any]:
+        return self._json("GET", "/healthz")
+
+    def apply_job(self, manifest: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Create or update the job the manifest names: (created|configured|unchanged, job)."""
+        name = manifest["metadata"]["name"]
+        answer = self._json("PUT", _job_path(name), json=manifest)
+        return answer["result"], answer["job"]
+
+    def list_jobs(self, **filters: str | int | None) -> dict[str, Any]:
+        params = {key: value for key, value in filters.items() if value is not None}
+        return self._json("GET", "/api/v1/jobs", params=params)
+
+    def get_job(self, name: str) -> dict[str, Any]:
+        return self._json("GET", _job_path(name))
+
+    def job_template(self, name: str) -> dict[str, Any]:
+        return self._json("GET", _job_path(name) + "/template")
+
+    def delete_job(self, name: str) -> None:
+        self._request("DELETE", _job_path(name))
+
+    def manifest_schema(self) -> dict[str, Any]:
+        return self._json("GET", "/api/v1/schema/streamingjob.json")
+
+    def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        body: dict[str, Any] = self._request(method, path, **kwargs).json()
+        return body
+
+    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except httpx.HTTPError as error:
+            raise ClientError(f"cannot reach the server at {self.server}: {error}") from error
+        if response.is_success:
+            return response
+        raise _error_from(response)
+
+
+def _job_path(name: str) -> str:
+    return f"/api/v1/jobs/{quote(name, safe='')}"
+
+
+def _error_from(response: httpx.Response) -> ClientError:
+    try:
+        problem = response.json()
+    except ValueError:
+        problem = None
+    if isinstance(problem, dict) and problem.get("detail"):
+        message = str(problem["detail"])
+    else:
+        message = f"{response.status_code} {response.reason_phrase}: {response.text[:500]}"
+    return ClientError(message, status=response.status_code, problem=problem)

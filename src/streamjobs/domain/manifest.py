@@ -1,0 +1,367 @@
+"""The StreamingJob manifest as pydantic models: every block, every field, every default.
+
+These models check what one field can check on its own: types, ranges, enums and string syntax.
+Rules that tie fields together (a step reads only defined views, EXACTLY_ONCE needs an idempotent
+sink, ...) live in ``manifest_rules``. Parse manifests with ``spec.parse_manifest``, which applies
+both; validating these models directly skips the cross-field rules.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
+from pydantic.alias_generators import to_camel
+from pydantic.fields import ComputedFieldInfo, FieldInfo
+
+from streamjobs.domain.formats import (
+    AbsolutePath,
+    ApplicationFile,
+    DatasetReference,
+    DnsLabel,
+    EnvVarName,
+    ImageReference,
+    JavaClassName,
+    JobName,
+    KubernetesQuantity,
+    Location,
+    MavenCoordinate,
+    ReferenceName,
+    ScalarString,
+    SparkConfKey,
+    SparkInterval,
+    SparkSchemaDdl,
+    SqlIdentifier,
+    TagKey,
+    TagValue,
+)
+
+DEFAULT_EXECUTOR_NODE_TYPE = "medium"
+
+JavaInt = Annotated[int, Field(le=2**31 - 1)]
+"""A count or duration that reaches the JVM as an int; a larger one would overflow there."""
+JavaLong = Annotated[int, Field(le=2**63 - 1)]
+
+
+class ApplicationType(StrEnum):
+    """What a job runs: the declared pipeline, a Python program or a JVM program."""
+
+    PIPELINE = "pipeline"
+    PYTHON = "python"
+    JVM = "jvm"
+
+
+class TriggerMode(StrEnum):
+    """When Spark starts a micro-batch; Once and AvailableNow finish, the others run on."""
+
+    PROCESSING_TIME = "ProcessingTime"
+    ONCE = "Once"
+    AVAILABLE_NOW = "AvailableNow"
+    CONTINUOUS = "Continuous"
+    REAL_TIME = "RealTime"
+
+
+class LogLevel(StrEnum):
+    """Log level of the Spark driver running a pipeline."""
+
+    ALL = "ALL"
+    TRACE = "TRACE"
+    DEBUG = "DEBUG"
+    INFO = "INFO"
+    WARN = "WARN"
+    ERROR = "ERROR"
+    FATAL = "FATAL"
+    OFF = "OFF"
+
+
+class InputFormat(StrEnum):
+    """How an input is read; kafka gives raw key/value bytes, kafkajson parses JSON values."""
+
+    KAFKA = "kafka"
+    KAFKA_JSON = "kafkajson"
+    JSON = "json"
+    CSV = "csv"
+    PARQUET = "parquet"
+    TEXT = "text"
+    DELTA = "delta"
+    ICEBERG = "iceberg"
+    RATE = "rate"
+
+
+class OutputFormat(StrEnum):
+    """How an output is written."""
+
+    PARQUET = "parquet"
+    JSON = "json"
+    CSV = "csv"
+    DELTA = "delta"
+    ICEBERG = "iceberg"
+    KAFKA = "kafka"
+    JDBC = "jdbc"
+    CONSOLE = "console"
+
+
+class OutputMode(StrEnum):
+    """Which rows of a streaming result each trigger writes (Spark's output modes)."""
+
+    APPEND = "append"
+    UPDATE = "update"
+    COMPLETE = "complete"
+
+
+class Deployment(StrEnum):
+    """singleNode runs everything in the driver (local[N]); standard adds executors."""
+
+    SINGLE_NODE = "singleNode"
+    STANDARD = "standard"
+
+
+class RestartPolicyType(StrEnum):
+    """When a job whose application ended is started again."""
+
+    NEVER = "Never"
+    ALWAYS = "Always"
+    ON_FAILURE = "OnFailure"
+
+
+class Guarantee(StrEnum):
+    """How often each input record affects the outputs, across failures and restarts."""
+
+    NONE = "NONE"
+    AT_LEAST_ONCE = "AT_LEAST_ONCE"
+    EXACTLY_ONCE = "EXACTLY_ONCE"
+
+
+def _field_title(name: str, field: FieldInfo | ComputedFieldInfo) -> str:
+    """JSON Schema titles are the manifest's keys (``sparkConf``, not ``Spark Conf``)."""
+    return field.alias or to_camel(name)
+
+
+class ManifestModel(BaseModel):
+    """Base of every manifest block: camelCase keys (snake_case accepted too), and unknown keys
+    are errors, so a misspelt key fails instead of being silently ignored."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=True,
+        serialize_by_alias=True,
+        extra="forbid",
+        allow_inf_nan=False,
+        use_attribute_docstrings=True,
+        field_title_generator=_field_title,
+    )
+
+
+class Metadata(ManifestModel):
+    """Who the job is: its name, namespace, description and tags."""
+
+    name: JobName
+    """Unique, and never changes."""
+    description: str | None = None
+    namespace: DnsLabel = "default"
+    tags: dict[TagKey, TagValue] = {}
+
+
+class ApplicationSpec(ManifestModel):
+    """What to run: the declared pipeline, or the user's own Python or JVM program."""
+
+    type: ApplicationType
+    main_class: JavaClassName | None = None
+    """jvm only, and required there."""
+    main_application_file: ApplicationFile | None = None
+    """Required for python and jvm; a pipeline has none."""
+    image: ImageReference | None = None
+    """Container image, used by the Kubernetes backend."""
+    arguments: list[str] = []
+
+
+class Streaming(ManifestModel):
+    """How the pipeline's streaming query triggers and where it checkpoints."""
+
+    trigger_mode: TriggerMode = TriggerMode.PROCESSING_TIME
+    trigger_duration: SparkInterval | None = None
+    """Required for and only for ProcessingTime, Continuous and RealTime."""
+    for_each_batch_mode: bool = False
+    """Write each micro-batch with batch writers, to one or many outputs."""
+    checkpoint_location: Location | None = None
+    """Derived from the server's checkpoint root, namespace and job name when not given."""
+
+
+class Watermark(ManifestModel):
+    """How late an event-time ``column`` may be before state for it is dropped."""
+
+    column: str = Field(min_length=1)
+    delay: SparkInterval
+
+
+class BadRecords(ManifestModel):
+    """Where a kafkajson input sends the records whose JSON does not parse."""
+
+    output: SqlIdentifier
+    """The output that receives the records that do not parse (kafkajson inputs only)."""
+
+
+class Input(ManifestModel):
+    """A source the pipeline reads: a dataset (``<connection>:<rest>``) or a path, as a view."""
+
+    name: SqlIdentifier
+    """The view the input defines for the steps."""
+    dataset: DatasetReference | None = None
+    path: Location | None = None
+    format: InputFormat
+    schema_ddl: SparkSchemaDdl | None = Field(default=None, alias="schema")
+    is_stream: bool = True
+    watermark: Watermark | None = None
+    options: dict[str, JsonValue] = {}
+    bad_records: BadRecords | None = None
+
+
+class View(ManifestModel):
+    """One SQL query of a step; its result is a view named ``name``."""
+
+    name: SqlIdentifier
+    sql: str = Field(min_length=1)
+
+
+class Step(ManifestModel):
+    """A sequence of SQL views, run in order."""
+
+    sequence: list[View] = Field(min_length=1)
+
+
+class Output(ManifestModel):
+    """A sink the pipeline writes: the view of the same name, into a dataset or a path."""
+
+    name: SqlIdentifier
+    """The view to write."""
+    dataset: DatasetReference | None = None
+    path: Location | None = None
+    format: OutputFormat
+    output_mode: OutputMode = OutputMode.APPEND
+    options: dict[str, JsonValue] = {}
+    """Writer options; ``keyColumns`` (a list of columns) makes a jdbc output an upsert."""
+
+
+class Pipeline(ManifestModel):
+    """The declarative pipeline, with the key names of the Flare job spec."""
+
+    explain: bool = False
+    show_preview_lines: JavaInt = Field(default=0, ge=0)
+    log_level: LogLevel = LogLevel.INFO
+    batch_mode: bool = False
+    streaming: Streaming
+    inputs: list[Input] = Field(min_length=1)
+    steps: list[Step] = []
+    outputs: list[Output] = Field(min_length=1)
+
+
+class Configuration(ManifestModel):
+    """Environment, Spark settings and JVM options; secrets are given by name only."""
+
+    env: dict[EnvVarName, ScalarString] = {}
+    env_secrets: dict[EnvVarName, ReferenceName] = {}
+    """Environment variable -> secret name; resolved at launch."""
+    spark_conf: dict[SparkConfKey, ScalarString] = {}
+    spark_conf_secrets: dict[SparkConfKey, ReferenceName] = {}
+    """Spark setting -> secret name; resolved at launch."""
+    java_options: str | None = None
+    config_maps: list[ReferenceName] = []
+
+
+class Dependencies(ManifestModel):
+    """Extra files shipped with the job, and Maven packages Spark resolves at submission."""
+
+    jars: list[Location] = []
+    files: list[Location] = []
+    py_files: list[Location] = []
+    packages: list[MavenCoordinate] = []
+
+
+class Volume(ManifestModel):
+    """A volume of ``size`` mounted into the job's containers at ``mountPath``."""
+
+    size: KubernetesQuantity
+    mount_path: AbsolutePath
+
+
+class Instance(ManifestModel):
+    """Where the job runs. ``executor``, ``executors`` and ``dynamic`` are for ``standard`` only;
+    there they default to the ``medium`` node type, one executor and no dynamic allocation."""
+
+    deployment: Deployment = Deployment.SINGLE_NODE
+    driver: ReferenceName = "small"
+    """Node type of the driver."""
+    executor: ReferenceName | None = None
+    """Node type of each executor."""
+    executors: JavaInt | None = Field(default=None, ge=1)
+    """Number of executors; with dynamic allocation, the most there may be."""
+    dynamic: bool | None = None
+    """Dynamic allocation of executors."""
+    volume: Volume | None = None
+
+    @model_validator(mode="after")
+    def _fill_standard_defaults(self) -> Self:
+        if self.deployment is Deployment.STANDARD:
+            self.executor = self.executor or DEFAULT_EXECUTOR_NODE_TYPE
+            self.executors = self.executors or 1
+            self.dynamic = bool(self.dynamic)
+        return self
+
+
+class RestartPolicy(ManifestModel):
+    """When and how often a failed submission or application is retried."""
+
+    type: RestartPolicyType = RestartPolicyType.NEVER
+    on_submission_failure_retries: JavaInt = Field(default=1, ge=0)
+    on_submission_failure_retry_interval: JavaInt = Field(default=5, ge=1)
+    """Seconds."""
+    on_failure_retries: JavaInt = Field(default=1, ge=0)
+    on_failure_retry_interval: JavaInt = Field(default=5, ge=1)
+    """Seconds."""
+
+
+class Processing(ManifestModel):
+    """Processing guarantee and checkpoint snapshots.
+
+    ``guarantee`` defaults to AT_LEAST_ONCE: it is what Spark gives with a checkpoint and any
+    sink, so a minimal manifest is valid whatever it writes to. EXACTLY_ONCE is a choice a job
+    makes on purpose, because it needs a checkpoint and idempotent sinks (not kafka or console).
+    """
+
+    guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
+    snapshot_interval_millis: JavaLong = Field(default=10000, gt=0)
+    suspend_on_failure: bool = False
+    initial_snapshot_name: ReferenceName | None = None
+
+
+class JobSpec(ManifestModel):
+    """What the job runs, with what, where, and how it is kept running."""
+
+    bundle: ReferenceName = "default"
+    """Resource bundle: quotas and permissions."""
+    run_as: ReferenceName | None = None
+    """Identity the job runs under; defaults to its creator."""
+    application: ApplicationSpec
+    pipeline: Pipeline | None = None
+    """Required for and only for pipeline applications."""
+    configuration: Configuration = Field(default_factory=Configuration)
+    dependencies: Dependencies = Field(default_factory=Dependencies)
+    instance: Instance = Field(default_factory=Instance)
+    restart_policy: RestartPolicy = Field(default_factory=RestartPolicy)
+    processing: Processing = Field(default_factory=Processing)
+
+
+class StreamingJob(ManifestModel):
+    """A StreamingJob manifest: the user's declared intent for one streaming job."""
+
+    api_version: Literal["streamjobs.io/v1"]
+    kind: Literal["StreamingJob"]
+    metadata: Metadata
+    spec: JobSpec
+
+    @property
+    def name(self) -> str:
+        """The job's name (``metadata.name``)."""
+        return self.metadata.name

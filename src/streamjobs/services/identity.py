@@ -1,0 +1,104 @@
+"""Access tokens: issuing them, checking them on every request, and bootstrapping the first admin.
+
+A token is shown once when issued; only its SHA-256 digest is stored. Tokens carry 256 bits of
+randomness, so a fast digest is the right tool here (a slow KDF is for low-entropy passwords).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime
+
+from streamjobs.clock import Clock
+from streamjobs.domain.access import Actor, Principal
+from streamjobs.domain.errors import Unauthenticated
+from streamjobs.store.db import Repositories, Store
+
+TOKEN_PREFIX = "sj_"
+ADMIN_USER = "admin"
+BOOTSTRAP_TOKEN_NAME = "bootstrap"
+BOOTSTRAP_ACTOR = Actor(Principal(ADMIN_USER, is_admin=True), source="bootstrap")
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """What bootstrapping did: ``token`` is set only when a new admin token was issued."""
+
+    created: bool
+    token: str | None
+
+
+class IdentityService:
+    """Issues and checks access tokens."""
+
+    def __init__(self, *, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def issue_token(
+        self, user: str, name: str, *, actor: Actor, expires_at: datetime | None = None
+    ) -> str:
+        """Issue a token for ``user`` and return it; it cannot be read back later."""
+        with self._store.transaction() as repos:
+            return self._issue(repos, user, name, actor=actor, expires_at=expires_at)
+
+    def authenticate(self, token: str) -> Principal:
+        """The principal a bearer token stands for; Unauthenticated if it is not valid now."""
+        now = self._clock.now()
+        with self._store.transaction() as repos:
+            record = repos.tokens.find_by_hash(token_digest(token))
+            if record is None or record.revoked_at is not None:
+                raise Unauthenticated("the access token is not valid")
+            if record.expires_at is not None and record.expires_at <= now:
+                raise Unauthenticated("the access token has expired")
+            repos.tokens.touch(record.id, now)
+        return Principal(name=record.user_name, is_admin=record.user_is_admin)
+
+    def bootstrap_admin(self) -> Bootstrap:
+        """Create the ``admin`` user with a token, unless it exists already."""
+        with self._store.transaction() as repos:
+            if repos.users.find(ADMIN_USER) is not None:
+                return Bootstrap(created=False, token=None)
+            repos.users.add(ADMIN_USER, is_admin=True, at=self._clock.now())
+            self._audit(repos, BOOTSTRAP_ACTOR, "user.created", "user", ADMIN_USER)
+            token = self._issue(
+                repos, ADMIN_USER, BOOTSTRAP_TOKEN_NAME, actor=BOOTSTRAP_ACTOR, expires_at=None
+            )
+        return Bootstrap(created=True, token=token)
+
+    def _issue(
+        self,
+        repos: Repositories,
+        user: str,
+        name: str,
+        *,
+        actor: Actor,
+        expires_at: datetime | None,
+    ) -> str:
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        repos.tokens.add(
+            user_name=user,
+            name=name,
+            token_hash=token_digest(token),
+            at=self._clock.now(),
+            expires_at=expires_at,
+        )
+        self._audit(repos, actor, "token.issued", "token", f"{user}/{name}")
+        return token
+
+    def _audit(self, repos: Repositories, actor: Actor, action: str, kind: str, name: str) -> None:
+        repos.audit.append(
+            at=self._clock.now(),
+            actor=actor.name,
+            action=action,
+            resource_kind=kind,
+            resource_name=name,
+            detail={},
+            source=actor.source,
+        )

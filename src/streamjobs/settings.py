@@ -1,0 +1,56 @@
+"""The server's configuration: one Settings object read from ``STREAMJOBS_*`` variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    """Everything the server can be told, each from an environment variable STREAMJOBS_<NAME>."""
+
+    model_config = SettingsConfigDict(env_prefix="STREAMJOBS_", extra="ignore")
+
+    home: Path = Field(
+        default=Path(".streamjobs"),
+        description="Where the server keeps its state: the SQLite store, application logs, tokens.",
+    )
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of the store; default a SQLite file under home. "
+        "postgresql://user:password@host:port/db selects PostgreSQL.",
+    )
+    host: str = Field(default="127.0.0.1", description="Address the server binds to.")
+    port: int = Field(default=8040, ge=1, le=65535, description="Port the server listens on.")
+    checkpoint_root: str | None = Field(
+        default=None,
+        description="Root under which checkpoint locations are derived for jobs that declare none; "
+        "default file://<home>/checkpoints.",
+    )
+    public_url: str | None = Field(
+        default=None,
+        description="The URL users reach the server at, used in ready-to-copy commands; "
+        "default http://<host>:<port>.",
+    )
+
+    @property
+    def resolved_home(self) -> Path:
+        return self.home.expanduser().resolve()
+
+    @property
+    def resolved_database_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.resolved_home / 'streamjobs.db'}"
+
+    @property
+    def resolved_checkpoint_root(self) -> str:
+        return self.checkpoint_root or (self.resolved_home / "checkpoints").as_uri()
+
+    @property
+    def resolved_public_url(self) -> str:
+        return self.public_url or f"http://{self.host}:{self.port}"
+
+    @property
+    def admin_token_file(self) -> Path:
+        return self.resolved_home / "admin-token"

@@ -1,0 +1,37 @@
+"""The metadata store: jobs, users, access tokens, node types, bundles and the audit log.
+
+SQLite (WAL mode) by default, PostgreSQL when the database URL says so. Open it with
+``Store.open(url)`` (or ``create_engine_for`` + ``migrate`` + ``Store``) and work inside
+``store.transaction()``; repositories return frozen records, never ORM objects.
+"""
+
+from streamjobs.store.audit import AuditEntry, AuditRepository
+from streamjobs.store.catalog import (
+    BundleRecord,
+    BundleRepository,
+    NodeTypeRecord,
+    NodeTypeRepository,
+)
+from streamjobs.store.db import Repositories, Store, create_engine_for, migrate
+from streamjobs.store.identity import TokenRecord, TokenRepository, UserRecord, UserRepository
+from streamjobs.store.jobs import JobRecord, JobRepository, TagFilter
+
+__all__ = [
+    "AuditEntry",
+    "AuditRepository",
+    "BundleRecord",
+    "BundleRepository",
+    "JobRecord",
+    "JobRepository",
+    "NodeTypeRecord",
+    "NodeTypeRepository",
+    "Repositories",
+    "Store",
+    "TagFilter",
+    "TokenRecord",
+    "TokenRepository",
+    "UserRecord",
+    "UserRepository",
+    "create_engine_for",
+    "migrate",
+]

@@ -1,0 +1,151 @@
+"""Opening the store: engines for SQLite and PostgreSQL, migrations, and transactions.
+
+Everything that reads or writes the store goes through ``Store.transaction()``: it hands out
+repositories bound to one session, and either all their writes land or none do.
+
+SQLite runs in WAL mode, so readers never wait; a transaction begins at its first write (the
+standard ``sqlite3`` behaviour) and writers wait for each other up to the busy timeout. Like
+PostgreSQL's default READ COMMITTED, each read sees the latest committed data; lost updates are
+prevented by the version checks in the repositories, not by the isolation level.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy.engine import URL
+from sqlalchemy.orm import Session, sessionmaker
+
+from streamjobs.store.audit import AuditRepository
+from streamjobs.store.catalog import BundleRepository, NodeTypeRepository
+from streamjobs.store.identity import TokenRepository, UserRepository
+from streamjobs.store.jobs import JobRepository
+
+MIGRATIONS_DIRECTORY = Path(__file__).with_name("migrations")
+
+SQLITE_PRAGMAS = (
+    "PRAGMA journal_mode=WAL",
+    "PRAGMA foreign_keys=ON",
+    "PRAGMA busy_timeout=5000",
+)
+"""Run on every new SQLite connection: foreign keys and the busy timeout are per connection."""
+
+SQLITE_DRIVERS = frozenset({"sqlite", "sqlite+pysqlite"})
+POSTGRESQL_DRIVERS = frozenset({"postgresql", "postgresql+psycopg"})
+
+MIGRATION_LOCK_ID = 0x5354524A
+"""PostgreSQL advisory lock key ("STRJ") held while migrating, so servers migrate one at a time."""
+
+
+def create_engine_for(url: str) -> Engine:
+    """An engine for a ``sqlite:///PATH`` or ``postgresql://…`` URL (driven by psycopg 3).
+
+    Raises ValueError for any other kind of database.
+    """
+    parsed = make_url(url)
+    if parsed.drivername in SQLITE_DRIVERS:
+        return _sqlite_engine(parsed)
+    if parsed.drivername in POSTGRESQL_DRIVERS:
+        return create_engine(parsed.set(drivername="postgresql+psycopg"), pool_pre_ping=True)
+    raise ValueError(
+        f"unsupported database URL scheme {parsed.drivername!r}: "
+        "use sqlite:///PATH or postgresql://USER@HOST/DATABASE"
+    )
+
+
+def _sqlite_engine(url: URL) -> Engine:
+    if url.database and url.database != ":memory:":
+        Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url)
+    event.listen(engine, "connect", _configure_sqlite_connection)
+    return engine
+
+
+def _configure_sqlite_connection(dbapi_connection: Any, _connection_record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        for pragma in SQLITE_PRAGMAS:
+            cursor.execute(pragma)
+    finally:
+        cursor.close()
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the database's schema up to the newest migration; a no-op when it is there already.
+
+    The whole upgrade is one transaction (SQLite included), and concurrent callers take turns.
+    """
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIRECTORY).replace("%", "%%"))
+    with engine.begin() as connection:
+        _lock_for_migration(connection)
+        config.attributes["connection"] = connection
+        command.upgrade(config, "head")
+
+
+def _lock_for_migration(connection: Connection) -> None:
+    """Start the migration's transaction holding a lock no other migration can hold."""
+    if connection.dialect.name == "sqlite":
+        # sqlite3 begins no transaction before DDL; BEGIN IMMEDIATE also takes the write lock
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    else:
+        connection.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_ID})")
+
+
+@dataclass(frozen=True)
+class Repositories:
+    """The repositories of one transaction, all working in the same session."""
+
+    jobs: JobRepository
+    users: UserRepository
+    tokens: TokenRepository
+    node_types: NodeTypeRepository
+    bundles: BundleRepository
+    audit: AuditRepository
+
+    @classmethod
+    def bound_to(cls, session: Session) -> Repositories:
+        """Repositories that all read and write through ``session``."""
+        return cls(
+            jobs=JobRepository(session),
+            users=UserRepository(session),
+            tokens=TokenRepository(session),
+            node_types=NodeTypeRepository(session),
+            bundles=BundleRepository(session),
+            audit=AuditRepository(session),
+        )
+
+
+class Store:
+    """The metadata store: one engine, and transactions over it. Safe to share between threads."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._sessions = sessionmaker(engine)
+
+    @classmethod
+    def open(cls, url: str) -> Store:
+        """The store at ``url``, migrated to the newest schema."""
+        engine = create_engine_for(url)
+        migrate(engine)
+        return cls(engine)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Repositories]:
+        """Repositories for one transaction.
+
+        The transaction commits when the block ends and rolls back (nothing written) when it raises.
+        """
+        with self._sessions.begin() as session:
+            yield Repositories.bound_to(session)
+
+    def close(self) -> None:
+        """Close every pooled connection."""
+        self.engine.dispose()

@@ -1,0 +1,229 @@
+"""Streaming jobs in the store, with optimistic concurrency.
+
+Every job row carries a ``version``. A change names the version it was based on and is written
+with ``UPDATE … WHERE id = ? AND version = ?``, so of two concurrent changes exactly one lands and
+the other gets a ``Conflict``; nothing of the loser is written. Tags are copied out of the
+manifest into ``job_tags`` so lists can filter on them.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from uuid import uuid4
+
+from sqlalchemy import ColumnElement, Select, delete, func, insert, select, update
+
+from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound
+from streamjobs.store.base import Repository
+from streamjobs.store.tables import JobRow, JobTagRow
+
+TagFilter = tuple[str, str | None]
+"""``(key, value)`` matches jobs tagged ``key: value``; ``(key, None)`` any job with that key."""
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """A job as stored: the validated manifest plus the store's bookkeeping."""
+
+    id: str
+    name: str
+    namespace: str
+    description: str | None
+    bundle: str
+    manifest: dict[str, Any]
+    tags: dict[str, str]
+    desired_state: str
+    status: str
+    version: int
+    created_by: str
+    created_at: datetime
+    updated_by: str
+    updated_at: datetime
+
+
+class JobRepository(Repository):
+    """Adds, reads, lists, changes and deletes jobs."""
+
+    def add(
+        self,
+        *,
+        name: str,
+        namespace: str,
+        description: str | None,
+        bundle: str,
+        manifest: dict[str, Any],
+        tags: dict[str, str],
+        actor: str,
+        at: datetime,
+    ) -> JobRecord:
+        """Store a new job at version 1; ``AlreadyExists`` if the name is taken."""
+        if self.find(name) is not None:
+            raise AlreadyExists("job", name)
+        row = JobRow(
+            id=str(uuid4()),
+            name=name,
+            namespace=namespace,
+            description=description,
+            bundle=bundle,
+            manifest=manifest,
+            created_by=actor,
+            created_at=at,
+            updated_by=actor,
+            updated_at=at,
+        )
+        self._insert_unique(row, kind="job", name=name)
+        self._insert_tags(row.id, tags)
+        return self.get(name)
+
+    def get(self, name: str) -> JobRecord:
+        """The job called ``name``; ``NotFound`` if there is none."""
+        job = self.find(name)
+        if job is None:
+            raise NotFound("job", name)
+        return job
+
+    def find(self, name: str) -> JobRecord | None:
+        """The job called ``name``, or None."""
+        row = self._session.scalars(_select_jobs().where(JobRow.name == name)).one_or_none()
+        return None if row is None else self._records([row])[0]
+
+    def list(
+        self,
+        *,
+        status: str | None = None,
+        tag: TagFilter | None = None,
+        bundle: str | None = None,
+        search: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[builtins.list[JobRecord], int]:
+        """One page of the jobs that pass every given filter, by name, and how many pass in all.
+
+        ``search`` matches any part of the name, ignoring case.
+        """
+        criteria = _criteria(status=status, tag=tag, bundle=bundle, search=search)
+        total = self._session.scalar(select(func.count()).select_from(JobRow).where(*criteria))
+        page = _select_jobs().where(*criteria).order_by(JobRow.name).limit(limit).offset(offset)
+        return self._records(self._session.scalars(page).all()), total or 0
+
+    def update(
+        self,
+        name: str,
+        *,
+        expected_version: int,
+        manifest: dict[str, Any],
+        description: str | None,
+        bundle: str,
+        tags: dict[str, str],
+        actor: str,
+        at: datetime,
+    ) -> JobRecord:
+        """Replace the job's manifest, description, bundle and tags, and bump its version.
+
+        ``Conflict`` if the job is no longer at ``expected_version``; ``NotFound`` if it is gone.
+        """
+        job = self.get(name)
+        changed = self._rows_changed(
+            update(JobRow)
+            .where(JobRow.id == job.id, JobRow.version == expected_version)
+            .values(
+                manifest=manifest,
+                description=description,
+                bundle=bundle,
+                version=expected_version + 1,
+                updated_by=actor,
+                updated_at=at,
+            )
+        )
+        if not changed:
+            raise self._lost_race(job, expected_version)
+        self._session.execute(delete(JobTagRow).where(JobTagRow.job_id == job.id))
+        self._insert_tags(job.id, tags)
+        return self.get(name)
+
+    def delete(self, name: str, *, expected_version: int | None = None) -> None:
+        """Delete the job and its tags; with ``expected_version``, only if still at that version."""
+        job = self.get(name)
+        statement = delete(JobRow).where(JobRow.id == job.id)
+        if expected_version is not None:
+            statement = statement.where(JobRow.version == expected_version)
+        if not self._rows_changed(statement):
+            raise self._lost_race(job, expected_version)
+
+    def _lost_race(self, job: JobRecord, expected_version: int | None) -> NotFound | Conflict:
+        """Why a change of ``job`` matched no row: it was deleted, or changed by someone else."""
+        current = self._session.scalar(select(JobRow.version).where(JobRow.id == job.id))
+        if current is None:
+            return NotFound("job", job.name)
+        return Conflict(
+            f"job {job.name!r} was changed by someone else: the change was based on version "
+            f"{expected_version}, but the job is now at version {current}; read it again and retry"
+        )
+
+    def _insert_tags(self, job_id: str, tags: dict[str, str]) -> None:
+        if tags:
+            rows = [{"job_id": job_id, "key": key, "value": value} for key, value in tags.items()]
+            self._session.execute(insert(JobTagRow), rows)
+
+    def _records(self, rows: Sequence[JobRow]) -> builtins.list[JobRecord]:
+        """Records of ``rows``, with the tags of all of them read in one query."""
+        tags: dict[str, dict[str, str]] = {row.id: {} for row in rows}
+        found = self._session.execute(
+            select(JobTagRow.job_id, JobTagRow.key, JobTagRow.value)
+            .where(JobTagRow.job_id.in_(tags))
+            .order_by(JobTagRow.key)
+        )
+        for job_id, key, value in found:
+            tags[job_id][key] = value
+        return [_record(row, tags[row.id]) for row in rows]
+
+
+def _select_jobs() -> Select[JobRow]:
+    """Select jobs, refreshing rows the session read before: others may have changed them since."""
+    return select(JobRow).execution_options(populate_existing=True)
+
+
+def _criteria(
+    *, status: str | None, tag: TagFilter | None, bundle: str | None, search: str | None
+) -> builtins.list[ColumnElement[bool]]:
+    criteria: builtins.list[ColumnElement[bool]] = []
+    if status is not None:
+        criteria.append(JobRow.status == status)
+    if bundle is not None:
+        criteria.append(JobRow.bundle == bundle)
+    if search:
+        criteria.append(JobRow.name.icontains(search, autoescape=True))
+    if tag is not None:
+        criteria.append(_has_tag(*tag))
+    return criteria
+
+
+def _has_tag(key: str, value: str | None) -> ColumnElement[bool]:
+    tagged = select(JobTagRow.job_id).where(JobTagRow.job_id == JobRow.id, JobTagRow.key == key)
+    if value is not None:
+        tagged = tagged.where(JobTagRow.value == value)
+    return tagged.exists()
+
+
+def _record(row: JobRow, tags: dict[str, str]) -> JobRecord:
+    return JobRecord(
+        id=row.id,
+        name=row.name,
+        namespace=row.namespace,
+        description=row.description,
+        bundle=row.bundle,
+        manifest=copy.deepcopy(row.manifest),
+        tags=tags,
+        desired_state=row.desired_state,
+        status=row.status,
+        version=row.version,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        updated_by=row.updated_by,
+        updated_at=row.updated_at,
+    )

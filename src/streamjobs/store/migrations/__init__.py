@@ -1,0 +1,1 @@
+"""Alembic migrations of the store's schema, run by ``streamjobs.store.db.migrate``."""

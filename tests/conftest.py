@@ -1,0 +1,96 @@
+"""Fixtures and markers shared by every test package.
+
+Markers say which real service a test needs, so a run can select or skip them (``-m postgres``,
+``-m "not postgres"``). Service fixtures skip their tests when the service is not installed, except
+in CI (``CI=true``), where a missing service is a failure: CI must run everything.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NoReturn
+
+import httpx
+import pytest
+
+from streamjobs.services.container import Services, open_services
+from streamjobs.settings import Settings
+from tests.live_server import live_server
+from tests.services import PostgresServer, ServiceUnavailableError, find_postgres_bin_dir
+
+MARKERS = {
+    "postgres": "needs a real PostgreSQL server (started by the postgres_server fixture)",
+}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, description in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {description}")
+
+
+def skip_or_fail(reason: str) -> NoReturn:
+    """Skip the test for lack of ``reason``'s service; in CI, fail it instead."""
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: every service must be available)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A PostgreSQL server for the whole test session, deleted at its end."""
+    try:
+        server = PostgresServer.start(find_postgres_bin_dir())
+    except ServiceUnavailableError as missing:
+        skip_or_fail(str(missing))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
+    """The SQLAlchemy URL of a new, empty database, dropped after the test."""
+    name = postgres_server.create_database()
+    yield postgres_server.url_for(name)
+    postgres_server.drop_database(name)
+
+
+@dataclass(frozen=True)
+class RunningServer:
+    url: str
+    admin_token: str
+    services: Services
+    home: Path
+
+
+@pytest.fixture(scope="session")
+def running_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    home = tmp_path_factory.mktemp("server-home")
+    services = open_services(Settings(home=home, checkpoint_root="file:///checkpoints"))
+    token = services.identity.bootstrap_admin().token
+    assert token is not None
+    with live_server(services) as url:
+        yield RunningServer(url=url, admin_token=token, services=services, home=home)
+
+
+@pytest.fixture
+def api(running_server: RunningServer) -> Iterator[httpx.Client]:
+    """An HTTP client that signs in as admin."""
+    headers = {"Authorization": f"Bearer {running_server.admin_token}"}
+    with httpx.Client(base_url=running_server.url, headers=headers, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def anonymous(running_server: RunningServer) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=running_server.url, timeout=30) as client:
+        yield client
+
+
+@pytest.fixture
+def job_name() -> str:
+    """A job name no other test uses, since the server is shared."""
+    return f"job-{uuid.uuid4().hex[:10]}"

@@ -1,0 +1,95 @@
+"""What `make run` does, as processes: bootstrap the admin, start the server with the examples."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.services import free_port
+
+EXAMPLES = Path(__file__).parents[2] / "examples"
+STREAMJOBS = [sys.executable, "-m", "streamjobs.cli"]
+
+
+@pytest.fixture
+def home_env(tmp_path: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(STREAMJOBS_HOME=str(tmp_path / "home"), STREAMJOBS_PORT=str(free_port()))
+    env.pop("STREAMJOBS_DATABASE_URL", None)
+    return env
+
+
+def streamjobs(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*STREAMJOBS, *args], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_bootstrap_prints_the_token_once_and_saves_it(home_env: dict[str, str]) -> None:
+    first = streamjobs(home_env, "admin", "bootstrap")
+    assert first.returncode == 0, first.stderr
+    token_file = Path(home_env["STREAMJOBS_HOME"]) / "admin-token"
+    token = token_file.read_text().strip()
+    assert token in first.stdout
+    assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
+
+    second = streamjobs(home_env, "admin", "bootstrap")
+    assert second.returncode == 0
+    assert token not in second.stdout
+    assert "admin exists" in second.stdout
+
+
+@pytest.fixture
+def server(home_env: dict[str, str]) -> Iterator[str]:
+    assert streamjobs(home_env, "admin", "bootstrap").returncode == 0
+    process = subprocess.Popen(
+        [*STREAMJOBS, "server", "--load-examples", str(EXAMPLES)],
+        env=home_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{home_env['STREAMJOBS_PORT']}"
+    try:
+        wait_until_healthy(url, process)
+        yield url
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=30)
+
+
+def wait_until_healthy(url: str, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(
+                f"the server exited: {process.stdout.read() if process.stdout else ''}"
+            )
+        try:
+            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise AssertionError("the server did not become healthy in 60 s")
+
+
+def test_the_server_serves_the_examples(server: str, home_env: dict[str, str]) -> None:
+    token = (Path(home_env["STREAMJOBS_HOME"]) / "admin-token").read_text().strip()
+    listed = httpx.get(f"{server}/api/v1/jobs", headers={"Authorization": f"Bearer {token}"}).json()
+    examples = sorted(EXAMPLES.glob("*.yaml"))
+    assert listed["total"] >= len(examples) >= 5
+    got = streamjobs(
+        {**home_env, "STREAMJOBS_SERVER": server, "STREAMJOBS_TOKEN": token}, "get", "jobs"
+    )
+    assert got.returncode == 0, got.stderr
+    assert len(got.stdout.strip().splitlines()) == listed["total"] + 1

@@ -1,0 +1,198 @@
+"""Real services the tests run against, started on this machine: a PostgreSQL server for now.
+
+Tests use the real thing rather than mocks. ``PostgresServer`` creates a throwaway cluster with
+``initdb``, listening only on 127.0.0.1 (and on a unix socket inside its own directory) with trust
+authentication, and hands out one fresh database per test. As root it runs the server as the
+``postgres`` OS user, because ``initdb`` refuses to run as root.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from uuid import uuid4
+
+import psycopg
+from psycopg import sql
+
+POSTGRES_SEARCH_PATTERN = "/usr/lib/postgresql/*/bin"
+SUPERUSER = "postgres"
+SERVER_SETTINGS = {
+    "listen_addresses": "127.0.0.1",
+    "fsync": "off",  # a throwaway cluster: durability only costs time
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+}
+
+
+class ServiceUnavailableError(Exception):
+    """The programs a service needs are not installed on this machine."""
+
+
+def find_postgres_bin_dir() -> Path:
+    """The directory holding ``pg_ctl`` and ``initdb``: from PATH, else Debian's newest version."""
+    on_path = shutil.which("pg_ctl")
+    candidates = [Path(on_path).parent] if on_path else []
+    candidates += sorted(
+        (Path(found) for found in glob.glob(POSTGRES_SEARCH_PATTERN)),
+        key=lambda bin_dir: _version_key(bin_dir.parent.name),
+        reverse=True,
+    )
+    for bin_dir in candidates:
+        if (bin_dir / "pg_ctl").is_file() and (bin_dir / "initdb").is_file():
+            return bin_dir
+    raise ServiceUnavailableError(
+        "PostgreSQL was not found (no pg_ctl/initdb on PATH or in "
+        f"{POSTGRES_SEARCH_PATTERN}); install it, e.g. `apt-get install postgresql`"
+    )
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".") if part.isdigit())
+
+
+@dataclass
+class PostgresServer:
+    """A running throwaway PostgreSQL cluster; ``stop()`` shuts it down and deletes it."""
+
+    bin_dir: Path
+    directory: Path
+    port: int
+    os_user: str | None
+
+    @classmethod
+    def start(cls, bin_dir: Path) -> PostgresServer:
+        """Create a cluster in a new temporary directory and start it on a free local port."""
+        os_user = _server_os_user()
+        directory = Path(tempfile.mkdtemp(prefix="streamjobs-postgres-"))
+        if os_user is not None:
+            account = pwd.getpwnam(os_user)
+            os.chown(directory, account.pw_uid, account.pw_gid)
+        server = cls(bin_dir=bin_dir, directory=directory, port=free_port(), os_user=os_user)
+        try:
+            server._init_cluster()
+            server._start()
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        return server
+
+    @property
+    def data_dir(self) -> Path:
+        return self.directory / "data"
+
+    @property
+    def log_file(self) -> Path:
+        return self.directory / "server.log"
+
+    def url_for(self, database: str) -> str:
+        """The SQLAlchemy URL of ``database`` on this server."""
+        return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+
+    def create_database(self) -> str:
+        """Create an empty database with a unique name and return that name."""
+        name = f"test_{uuid4().hex[:16]}"
+        self._administer(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return name
+
+    def drop_database(self, name: str) -> None:
+        """Drop ``name``, disconnecting whoever is still connected to it."""
+        self._administer(
+            sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+        )
+
+    def stop(self) -> None:
+        """Stop the server (fast shutdown) and delete its directory."""
+        try:
+            self._run("pg_ctl", "stop", "--pgdata", str(self.data_dir), "--mode", "fast", "--wait")
+        finally:
+            shutil.rmtree(self.directory, ignore_errors=True)
+
+    def _init_cluster(self) -> None:
+        self._run(
+            "initdb",
+            "--pgdata",
+            str(self.data_dir),
+            "--username",
+            SUPERUSER,
+            "--auth",
+            "trust",
+            "--encoding",
+            "UTF8",
+            "--no-locale",
+            "--no-sync",
+        )
+
+    def _start(self) -> None:
+        settings = {
+            **SERVER_SETTINGS,
+            "port": str(self.port),
+            "unix_socket_directories": str(self.directory),
+        }
+        options = " ".join(f"-c {name}={value}" for name, value in settings.items())
+        try:
+            self._run(
+                "pg_ctl",
+                "start",
+                "--pgdata",
+                str(self.data_dir),
+                "--log",
+                str(self.log_file),
+                "--options",
+                options,
+                "--wait",
+                "--timeout",
+                "60",
+            )
+        except RuntimeError as failure:
+            log = self.log_file.read_text() if self.log_file.exists() else "(no server log)"
+            raise RuntimeError(f"{failure}\nserver log:\n{log}") from failure
+
+    def _run(self, program: str, *arguments: str) -> None:
+        """Run one of PostgreSQL's programs as the server's OS user; RuntimeError if it fails."""
+        command = [str(self.bin_dir / program), *arguments]
+        if self.os_user is not None:
+            command = ["runuser", "-u", self.os_user, "--", *command]
+        done = subprocess.run(command, capture_output=True, text=True, cwd=self.directory)
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"{program} failed (exit {done.returncode}):\n{done.stdout}{done.stderr}"
+            )
+
+    def _administer(self, statement: sql.Composed) -> None:
+        with psycopg.connect(
+            host="127.0.0.1", port=self.port, user=SUPERUSER, dbname="postgres", autocommit=True
+        ) as connection:
+            connection.execute(statement)
+
+
+def _server_os_user() -> str | None:
+    """Who runs the server: the current user, or as root (which initdb refuses) ``postgres``."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(SUPERUSER)
+    except KeyError:
+        raise ServiceUnavailableError(
+            f"running as root, but there is no {SUPERUSER!r} OS user to run PostgreSQL as"
+        ) from None
+    if shutil.which("runuser") is None:
+        raise ServiceUnavailableError(
+            "running as root, but `runuser` is missing to drop privileges"
+        )
+    return SUPERUSER
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port

@@ -1,0 +1,98 @@
+"""Fixtures of the store suite: every test runs once on SQLite and once on a real PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Protocol
+
+import pytest
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import DeclarativeBase
+
+from streamjobs.clock import FakeClock
+from streamjobs.store import JobRecord, Store, create_engine_for, migrate
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """An empty database of each backend: a SQLite file, or a new PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'store' / 'streamjobs.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    """An engine on the database, migrated to the newest schema."""
+    engine = create_engine_for(database_url)
+    migrate(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def store(engine: Engine) -> Store:
+    """The store over the migrated database, on each backend."""
+    return Store(engine)
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """The time the tests write with; it moves only when a test advances it."""
+    return FakeClock()
+
+
+class NewJob(Protocol):
+    def __call__(self, name: str, **overrides: Any) -> dict[str, Any]: ...
+
+
+class AddJob(Protocol):
+    def __call__(self, name: str, **overrides: Any) -> JobRecord: ...
+
+
+class CountRows(Protocol):
+    def __call__(self, table: type[DeclarativeBase]) -> int: ...
+
+
+@pytest.fixture
+def new_job(clock: FakeClock) -> NewJob:
+    """The keyword arguments of ``JobRepository.add`` for a small job; keywords override them."""
+
+    def fields(name: str, **overrides: Any) -> dict[str, Any]:
+        defaults = {
+            "name": name,
+            "namespace": "default",
+            "description": f"the {name} job",
+            "bundle": "default",
+            "manifest": {"metadata": {"name": name}, "spec": {"bundle": "default"}},
+            "tags": {},
+            "actor": "alice",
+            "at": clock.now(),
+        }
+        return defaults | overrides
+
+    return fields
+
+
+@pytest.fixture
+def add_job(store: Store, new_job: NewJob) -> AddJob:
+    """Store a job in a transaction of its own (see ``new_job`` for the keywords)."""
+
+    def add(name: str, **overrides: Any) -> JobRecord:
+        with store.transaction() as repos:
+            return repos.jobs.add(**new_job(name, **overrides))
+
+    return add
+
+
+@pytest.fixture
+def count_rows(engine: Engine) -> CountRows:
+    """How many rows a table holds, read outside any repository."""
+
+    def count(table: type[DeclarativeBase]) -> int:
+        with engine.connect() as connection:
+            return connection.scalar(select(func.count()).select_from(table)) or 0
+
+    return count
