@@ -1,34 +1,30 @@
-"""Manifests for the API and CLI tests: small valid jobs to start from."""
+"""Manifests for tests: small valid jobs to start from, and a way to change one field of them."""
 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
+DELETE = object()
+"""Passed as the value to ``changed``: remove the field instead of setting it."""
 
-def pipeline_manifest(name: str = "ticks-to-parquet", **spec_overrides: Any) -> dict[str, Any]:
-    """A valid rate -> SQL -> parquet pipeline job; ``spec_overrides`` replace keys of ``spec``."""
+_PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
+
+
+def pipeline_manifest(name: str = "ticks", **spec_overrides: Any) -> dict[str, Any]:
+    """A minimal valid pipeline job (rate -> SQL -> parquet); overrides replace spec keys."""
     manifest: dict[str, Any] = {
         "apiVersion": "streamjobs.io/v1",
         "kind": "StreamingJob",
-        "metadata": {
-            "name": name,
-            "description": "Even ticks into parquet",
-            "tags": {"team": "payments", "tier": "gold"},
-        },
+        "metadata": {"name": name},
         "spec": {
             "application": {"type": "pipeline"},
             "pipeline": {
-                "streaming": {"triggerMode": "ProcessingTime", "triggerDuration": "5 seconds"},
-                "inputs": [{"name": "ticks", "format": "rate", "options": {"rowsPerSecond": 10}}],
-                "steps": [
-                    {
-                        "sequence": [
-                            {"name": "evens", "sql": "SELECT * FROM ticks WHERE value % 2 = 0"}
-                        ]
-                    }
-                ],
-                "outputs": [{"name": "evens", "format": "parquet", "path": "/tmp/sj/out/evens"}],
+                "streaming": {"triggerDuration": "5 seconds"},
+                "inputs": [{"name": "ticks", "format": "rate"}],
+                "steps": [{"sequence": [{"name": "evens", "sql": "SELECT * FROM ticks"}]}],
+                "outputs": [{"name": "evens", "format": "parquet", "path": "/tmp/out/evens"}],
             },
         },
     }
@@ -37,16 +33,51 @@ def pipeline_manifest(name: str = "ticks-to-parquet", **spec_overrides: Any) -> 
 
 
 def python_manifest(name: str = "python-app") -> dict[str, Any]:
-    """A valid Python application job."""
+    """A minimal valid python application job."""
+    return {
+        "apiVersion": "streamjobs.io/v1",
+        "kind": "StreamingJob",
+        "metadata": {"name": name},
+        "spec": {"application": {"type": "python", "mainApplicationFile": "local:///app/job.py"}},
+    }
+
+
+def jvm_manifest(name: str = "jvm-app") -> dict[str, Any]:
+    """A minimal valid jvm application job."""
     return {
         "apiVersion": "streamjobs.io/v1",
         "kind": "StreamingJob",
         "metadata": {"name": name},
         "spec": {
             "application": {
-                "type": "python",
-                "mainApplicationFile": "local:///app/job.py",
-                "arguments": ["--date", "today"],
+                "type": "jvm",
+                "mainClass": "com.example.Job",
+                "mainApplicationFile": "file:///opt/jobs/app.jar",
             }
         },
     }
+
+
+def changed(manifest: dict[str, Any], *changes: tuple[str, Any]) -> dict[str, Any]:
+    """A copy of ``manifest`` with each ``(path, value)`` set, in order.
+
+    Paths look like ``spec.pipeline.inputs[0].name``. Missing mappings on the way are created, an
+    index one past a list's end appends, and the value ``DELETE`` removes the field.
+    """
+    result = copy.deepcopy(manifest)
+    for path, value in changes:
+        *parents, last = _parts(path)
+        node: Any = result
+        for part in parents:
+            node = node.setdefault(part, {}) if isinstance(part, str) else node[part]
+        if value is DELETE:
+            del node[last]
+        elif isinstance(node, list) and last == len(node):
+            node.append(copy.deepcopy(value))
+        else:
+            node[last] = copy.deepcopy(value)
+    return result
+
+
+def _parts(path: str) -> list[str | int]:
+    return [int(index) if index else key for key, index in _PATH_PART.findall(path)]

@@ -91,7 +91,9 @@ def test_apply_cannot_rename(api: httpx.Client, job_name: str) -> None:
 
 
 def test_update_with_a_merge_patch(api: httpx.Client, job_name: str) -> None:
-    apply(api, pipeline_manifest(job_name))
+    manifest = pipeline_manifest(job_name)
+    manifest["metadata"]["tags"] = {"team": "payments", "tier": "gold"}
+    apply(api, manifest)
     patch = {"metadata": {"tags": {"tier": None, "owner": "ana"}}, "spec": {"processing": None}}
     response = api.patch(
         f"/api/v1/jobs/{job_name}",

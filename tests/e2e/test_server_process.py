@@ -21,10 +21,14 @@ STREAMJOBS = [sys.executable, "-m", "streamjobs.cli"]
 
 
 @pytest.fixture
-def home_env(tmp_path: Path) -> dict[str, str]:
+def home_env(tmp_path: Path, database_url: str) -> dict[str, str]:
+    """The environment of a server on each store backend (SQLite file, PostgreSQL database)."""
     env = dict(os.environ)
-    env.update(STREAMJOBS_HOME=str(tmp_path / "home"), STREAMJOBS_PORT=str(free_port()))
-    env.pop("STREAMJOBS_DATABASE_URL", None)
+    env.update(
+        STREAMJOBS_HOME=str(tmp_path / "home"),
+        STREAMJOBS_PORT=str(free_port()),
+        STREAMJOBS_DATABASE_URL=database_url,
+    )
     return env
 
 

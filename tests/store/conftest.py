@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
@@ -12,15 +11,6 @@ from sqlalchemy.orm import DeclarativeBase
 
 from streamjobs.clock import FakeClock
 from streamjobs.store import JobRecord, Store, create_engine_for, migrate
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """An empty database of each backend: a SQLite file, or a new PostgreSQL database."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'store' / 'streamjobs.db'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
 
 
 @pytest.fixture

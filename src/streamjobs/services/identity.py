@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from streamjobs.clock import Clock
 from streamjobs.domain.access import Actor, Principal
@@ -17,6 +17,8 @@ from streamjobs.domain.errors import Unauthenticated
 from streamjobs.store.db import Repositories, Store
 
 TOKEN_PREFIX = "sj_"
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+"""A token's last-used time is recorded to the minute, so reads do not each cost a write."""
 ADMIN_USER = "admin"
 BOOTSTRAP_TOKEN_NAME = "bootstrap"
 BOOTSTRAP_ACTOR = Actor(Principal(ADMIN_USER, is_admin=True), source="bootstrap")
@@ -57,7 +59,8 @@ class IdentityService:
                 raise Unauthenticated("the access token is not valid")
             if record.expires_at is not None and record.expires_at <= now:
                 raise Unauthenticated("the access token has expired")
-            repos.tokens.touch(record.id, now)
+            if record.last_used_at is None or now - record.last_used_at >= LAST_USED_RESOLUTION:
+                repos.tokens.touch(record.id, now)
         return Principal(name=record.user_name, is_admin=record.user_is_admin)
 
     def bootstrap_admin(self) -> Bootstrap:

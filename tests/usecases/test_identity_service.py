@@ -1,0 +1,65 @@
+"""Tokens: issued once, stored as a digest, refused when expired or revoked, last use recorded."""
+
+from __future__ import annotations
+
+import pytest
+
+from streamjobs.clock import FakeClock
+from streamjobs.domain.errors import NotFound, Unauthenticated
+from streamjobs.services.container import Services
+from streamjobs.services.identity import BOOTSTRAP_ACTOR, token_digest
+
+
+def test_bootstrap_creates_the_admin_once(services: Services) -> None:
+    first = services.identity.bootstrap_admin()
+    assert first.created
+    assert first.token is not None
+    assert services.identity.authenticate(first.token).is_admin
+    again = services.identity.bootstrap_admin()
+    assert (again.created, again.token) == (False, None)
+
+
+def test_only_the_digest_is_stored(services: Services) -> None:
+    token = services.identity.bootstrap_admin().token
+    assert token is not None
+    with services.store.transaction() as repos:
+        assert repos.tokens.find_by_hash(token_digest(token)) is not None
+        assert repos.tokens.find_by_hash(token) is None
+
+
+def test_a_token_expires(services: Services, clock: FakeClock) -> None:
+    services.identity.bootstrap_admin()
+    expires_at = clock.now().replace(hour=1)
+    token = services.identity.issue_token(
+        "admin", "short", actor=BOOTSTRAP_ACTOR, expires_at=expires_at
+    )
+    assert services.identity.authenticate(token).name == "admin"
+    clock.advance(3600)
+    with pytest.raises(Unauthenticated, match="expired"):
+        services.identity.authenticate(token)
+
+
+def test_last_use_is_recorded_to_the_minute(services: Services, clock: FakeClock) -> None:
+    token = services.identity.bootstrap_admin().token
+    assert token is not None
+
+    def last_used() -> object:
+        with services.store.transaction() as repos:
+            record = repos.tokens.find_by_hash(token_digest(token))
+        assert record is not None
+        return record.last_used_at
+
+    services.identity.authenticate(token)
+    first_use = clock.now()
+    assert last_used() == first_use
+    clock.advance(30)
+    services.identity.authenticate(token)
+    assert last_used() == first_use
+    clock.advance(31)
+    services.identity.authenticate(token)
+    assert last_used() == clock.now()
+
+
+def test_a_token_for_an_unknown_user_is_refused(services: Services) -> None:
+    with pytest.raises(NotFound):
+        services.identity.issue_token("nobody", "t", actor=BOOTSTRAP_ACTOR)
