@@ -164,3 +164,26 @@ def test_schema_prints_the_manifest_schema(cli: CliRunner) -> None:
 def test_usage_errors_exit_2(cli: CliRunner) -> None:
     assert run(cli, "apply").exit_code == 2
     assert run(cli, "get", "jobs", "-o", "xml").exit_code == 2
+
+
+def test_a_printed_job_can_be_edited_and_applied_back(cli: CliRunner, tmp_path: Path) -> None:
+    run(cli, "apply", "-f", str(write(tmp_path / "job.yaml", python_manifest("cli-round-trip"))))
+    printed = yaml.safe_load(run(cli, "get", "job", "cli-round-trip", "-o", "yaml").stdout)
+    printed["metadata"]["description"] = "edited after get"
+    edited = write(tmp_path / "edited.yaml", printed)
+    assert run(cli, "validate", "-f", str(edited)).exit_code == 0
+    result = run(cli, "apply", "-f", str(edited))
+    assert result.stdout.strip() == "streamingjob/cli-round-trip configured"
+    stale = run(cli, "apply", "-f", str(edited))
+    assert stale.stdout.strip() == "streamingjob/cli-round-trip unchanged"
+
+
+def test_messages_keep_their_brackets(cli: CliRunner, tmp_path: Path) -> None:
+    manifest = pipeline_manifest("cli-brackets", processing={"guarantee": "EXACTLY_ONCE"})
+    manifest["spec"]["pipeline"]["outputs"][0].update(
+        format="jdbc", dataset="pg:public.ticks", options={"keyColumns": "order_id"}
+    )
+    del manifest["spec"]["pipeline"]["outputs"][0]["path"]
+    result = run(cli, "validate", "-f", str(write(tmp_path / "job.yaml", manifest)))
+    assert result.exit_code == 2
+    assert "e.g. [order_id]" in result.stderr

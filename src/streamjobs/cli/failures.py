@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
+from rich.text import Text
 
 from streamjobs.cli.output import console
 from streamjobs.client import ClientError
@@ -16,7 +17,7 @@ EXIT_INVALID_INPUT = 2
 
 
 def fail(message: str, *, code: int = EXIT_FAILED) -> typer.Exit:
-    console(stderr=True).print(f"[red]error:[/red] {message}", markup=True)
+    console(stderr=True).print(Text("error: ", style="red") + Text(message))
     return typer.Exit(code)
 
 

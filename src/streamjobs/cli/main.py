@@ -15,7 +15,7 @@ from streamjobs.cli.manifests import SourcedDocument, read_manifests
 from streamjobs.cli.output import OutputFormat, console, describe_job, print_document, print_jobs
 from streamjobs.client import StreamjobsClient
 from streamjobs.domain.errors import InvalidInput
-from streamjobs.domain.spec import manifest_json_schema, parse_manifest
+from streamjobs.domain.spec import manifest_json_schema, parse_manifest, split_server_fields
 from streamjobs.settings import Settings
 
 app = typer.Typer(
@@ -62,8 +62,9 @@ def _checked(documents: list[SourcedDocument]) -> None:
     problems = []
     checkpoint_root = Settings().resolved_checkpoint_root
     for item in documents:
+        manifest, _ = split_server_fields(item.document)
         try:
-            parse_manifest(item.document, checkpoint_root=checkpoint_root, source=item.source)
+            parse_manifest(manifest, checkpoint_root=checkpoint_root, source=item.source)
         except InvalidInput as error:
             problems.append(error.detail)
     if problems:
@@ -144,7 +145,7 @@ def describe(ctx: typer.Context, name: str) -> None:
     """Show one streaming job for a person to read."""
     with _client(ctx) as client, reported_failures():
         job = client.get_job(name)
-    console().print(describe_job(job), markup=False)
+    console().print(describe_job(job))
 
 
 @delete_app.command("job")

@@ -24,7 +24,7 @@ class OutputFormat(StrEnum):
 def console(*, stderr: bool = False) -> Console:
     stream = sys.stderr if stderr else sys.stdout
     width = None if stream.isatty() else WIDE_ENOUGH
-    return Console(file=stream, width=width, highlight=False, soft_wrap=True)
+    return Console(file=stream, width=width, highlight=False, soft_wrap=True, markup=False)
 
 
 def print_jobs(jobs: list[dict[str, Any]], output: OutputFormat) -> None:

@@ -83,8 +83,17 @@ __all__ = [
     "manifest_json_schema",
     "parse_manifest",
     "resolved_template",
+    "split_server_fields",
 ]
 
+SERVER_OWNED_METADATA = (
+    "uid",
+    "resourceVersion",
+    "creationTimestamp",
+    "createdBy",
+    "updateTimestamp",
+    "updatedBy",
+)
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
 _MESSAGES_BY_TYPE = {
@@ -117,6 +126,31 @@ def parse_manifest(
     if errors:
         raise InvalidInput(errors, source=source)
     return job
+
+
+def split_server_fields(document: Any) -> tuple[Any, int | None]:
+    """The manifest without the fields the server owns, and the resourceVersion it carried.
+
+    The server prints a job with ``status`` and server-owned metadata (``uid``,
+    ``resourceVersion``, ...); dropping them lets a printed job be edited and applied back, and
+    its ``resourceVersion`` says which version the edit started from.
+    """
+    if not isinstance(document, Mapping) or not isinstance(document.get("metadata"), Mapping):
+        return document, None
+    manifest = {key: value for key, value in document.items() if key != "status"}
+    metadata = dict(document["metadata"])
+    version = metadata.get("resourceVersion")
+    for key in SERVER_OWNED_METADATA:
+        metadata.pop(key, None)
+    manifest["metadata"] = metadata
+    if version is None:
+        return manifest, None
+    try:
+        return manifest, int(str(version))
+    except ValueError:
+        raise InvalidInput(
+            [FieldError("metadata.resourceVersion", f"must be a whole number, not {version!r}")]
+        ) from None
 
 
 def derived_checkpoint_location(job: StreamingJob, checkpoint_root: str) -> str:

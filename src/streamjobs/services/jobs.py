@@ -18,19 +18,16 @@ import json_merge_patch
 from streamjobs.clock import Clock
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import FieldError, InvalidInput
-from streamjobs.domain.spec import StreamingJob, parse_manifest, resolved_template
+from streamjobs.domain.spec import (
+    StreamingJob,
+    parse_manifest,
+    resolved_template,
+    split_server_fields,
+)
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.jobs import JobRecord
 
 MAX_PAGE_SIZE = 500
-SERVER_OWNED_METADATA = (
-    "uid",
-    "resourceVersion",
-    "creationTimestamp",
-    "createdBy",
-    "updateTimestamp",
-    "updatedBy",
-)
 
 
 class ApplyOutcome(StrEnum):
@@ -77,7 +74,7 @@ class JobService:
         The fields the server owns (as ``get -o yaml`` prints them) are ignored, so a job read
         from the server can be edited and applied back.
         """
-        manifest, _ = _split_server_fields(document)
+        manifest, _ = split_server_fields(document)
         job = parse_manifest(manifest, checkpoint_root=self._checkpoint_root, source=source)
         with self._store.transaction() as repos:
             _check_references(job, repos, source=source)
@@ -92,7 +89,7 @@ class JobService:
         """Create the job, or bring it to the manifest; the same manifest twice changes nothing."""
         job = self.validate(document)
         _require_same_name(name, job)
-        _, expected_version = _split_server_fields(document)
+        _, expected_version = split_server_fields(document)
         with self._store.transaction() as repos:
             current = repos.jobs.find(name)
             if current is None:
@@ -229,26 +226,6 @@ def job_document(record: JobRecord) -> dict[str, Any]:
     )
     document["status"] = {"phase": record.status, "desiredState": record.desired_state}
     return document
-
-
-def _split_server_fields(document: Any) -> tuple[Any, int | None]:
-    """The manifest without server-owned fields, and the resourceVersion it carried, if any."""
-    if not isinstance(document, Mapping) or not isinstance(document.get("metadata"), Mapping):
-        return document, None
-    manifest = {key: value for key, value in document.items() if key != "status"}
-    metadata = dict(document["metadata"])
-    version = metadata.get("resourceVersion")
-    for key in SERVER_OWNED_METADATA:
-        metadata.pop(key, None)
-    manifest["metadata"] = metadata
-    if version is None:
-        return manifest, None
-    try:
-        return manifest, int(str(version))
-    except ValueError:
-        raise InvalidInput(
-            [FieldError("metadata.resourceVersion", f"must be a whole number, not {version!r}")]
-        ) from None
 
 
 def _stored_form(job: StreamingJob) -> dict[str, Any]:
