@@ -5,13 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 SOURCES := src tests
 
-.PHONY: run test lint java postgres clean
+.PHONY: run test lint java postgres maven clean
 
 run: java $(VENV)/.installed-run
 	$(BIN)/streamjobs admin bootstrap
 	$(BIN)/streamjobs server --load-examples examples
 
-test: java postgres $(VENV)/.installed-dev lint
+test: java postgres maven $(VENV)/.installed-dev lint
+	$(BIN)/python scripts/resolve-jars.py
 	$(BIN)/pytest
 
 lint: $(VENV)/.installed-dev
@@ -25,6 +26,9 @@ java:
 
 postgres:
 	@scripts/ensure-postgres.sh
+
+maven:
+	@scripts/ensure-maven.sh
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

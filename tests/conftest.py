@@ -19,10 +19,13 @@ import pytest
 
 from streamjobs.services.container import Services, open_services
 from streamjobs.settings import Settings
+from tests.kafka_fixture import kafka_broker  # noqa: F401 - a fixture for every package
 from tests.live_server import live_server
 from tests.services import PostgresServer, ServiceUnavailableError, find_postgres_bin_dir
 
 MARKERS = {
+    "spark": "runs real Spark (local[2]) in the shared test session; slower",
+    "kafka": "needs a real Kafka broker (kafka_broker fixture: java + mvn)",
     "postgres": "needs a real PostgreSQL server (started by the postgres_server fixture)",
 }
 

@@ -1,4 +1,5 @@
-"""Manifests for tests: small valid jobs to start from, and a way to change one field of them."""
+"""Manifests for tests: small valid jobs and connections to start from, and a way to change one
+field of them."""
 
 from __future__ import annotations
 
@@ -56,6 +57,45 @@ def jvm_manifest(name: str = "jvm-app") -> dict[str, Any]:
             }
         },
     }
+
+
+CONNECTION_TARGETS: dict[str, dict[str, str]] = {
+    "kafka": {"bootstrapServers": "127.0.0.1:9092"},
+    "lakehouse": {"warehouse": "file:///tmp/lakehouse"},
+    "files": {"root": "file:///tmp/landing"},
+    "jdbc": {"url": "jdbc:postgresql://127.0.0.1:5432/analytics"},
+}
+"""The one field each type of connection requires, with a value that passes."""
+
+
+def connection_manifest(
+    name: str = "kafka-main", connection_type: str = "kafka", **spec_overrides: Any
+) -> dict[str, Any]:
+    """A minimal valid connection of ``connection_type``; overrides replace spec keys."""
+    spec = {"type": connection_type, **CONNECTION_TARGETS[connection_type]}
+    spec.update(copy.deepcopy(spec_overrides))
+    return {
+        "apiVersion": "streamjobs.io/v1",
+        "kind": "Connection",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def dataset_job_manifest(name: str, *, reads: str, writes: str | None = None) -> dict[str, Any]:
+    """A valid pipeline job that reads the dataset ``reads`` as kafkajson and writes parquet to
+    ``writes`` (a dataset too, or a path when None)."""
+    output = {"name": "events", "format": "parquet"}
+    output.update({"dataset": writes} if writes else {"path": "/tmp/out/events"})
+    return changed(
+        pipeline_manifest(name),
+        (
+            "spec.pipeline.inputs[0]",
+            {"name": "events", "dataset": reads, "format": "kafkajson", "schema": "id BIGINT"},
+        ),
+        ("spec.pipeline.steps", []),
+        ("spec.pipeline.outputs[0]", output),
+    )
 
 
 def changed(manifest: dict[str, Any], *changes: tuple[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,8 @@ from urllib.parse import quote
 import httpx
 
 DEFAULT_SERVER = "http://127.0.0.1:8040"
+JOBS = "/api/v1/jobs"
+CONNECTIONS = "/api/v1/connections"
 
 
 class ClientError(Exception):
@@ -68,25 +70,46 @@ class StreamjobsClient:
 
     def apply_job(self, manifest: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Create or update the job the manifest names: (created|configured|unchanged, job)."""
-        name = manifest["metadata"]["name"]
-        answer = self._json("PUT", _job_path(name), json=manifest)
-        return answer["result"], answer["job"]
+        return self._apply(JOBS, manifest, "job")
 
     def list_jobs(self, **filters: str | int | None) -> dict[str, Any]:
-        params = {key: value for key, value in filters.items() if value is not None}
-        return self._json("GET", "/api/v1/jobs", params=params)
+        return self._list(JOBS, filters)
 
     def get_job(self, name: str) -> dict[str, Any]:
-        return self._json("GET", _job_path(name))
+        return self._json("GET", _path(JOBS, name))
 
     def job_template(self, name: str) -> dict[str, Any]:
-        return self._json("GET", _job_path(name) + "/template")
+        return self._json("GET", _path(JOBS, name) + "/template")
 
     def delete_job(self, name: str) -> None:
-        self._request("DELETE", _job_path(name))
+        self._request("DELETE", _path(JOBS, name))
+
+    def apply_connection(self, manifest: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Create or update the connection the manifest names: (created|configured|unchanged,
+        connection)."""
+        return self._apply(CONNECTIONS, manifest, "connection")
+
+    def list_connections(self, **filters: str | int | None) -> dict[str, Any]:
+        return self._list(CONNECTIONS, filters)
+
+    def get_connection(self, name: str) -> dict[str, Any]:
+        return self._json("GET", _path(CONNECTIONS, name))
+
+    def delete_connection(self, name: str) -> None:
+        self._request("DELETE", _path(CONNECTIONS, name))
 
     def manifest_schema(self) -> dict[str, Any]:
         return self._json("GET", "/api/v1/schema/streamingjob.json")
+
+    def _apply(
+        self, collection: str, manifest: dict[str, Any], key: str
+    ) -> tuple[str, dict[str, Any]]:
+        answer = self._json("PUT", _path(collection, manifest["metadata"]["name"]), json=manifest)
+        return answer["result"], answer[key]
+
+    def _list(self, collection: str, filters: dict[str, str | int | None]) -> dict[str, Any]:
+        params = {key: value for key, value in filters.items() if value is not None}
+        return self._json("GET", collection, params=params)
 
     def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         body: dict[str, Any] = self._request(method, path, **kwargs).json()
@@ -102,8 +125,8 @@ class StreamjobsClient:
         raise _error_from(response)
 
 
-def _job_path(name: str) -> str:
-    return f"/api/v1/jobs/{quote(name, safe='')}"
+def _path(collection: str, name: str) -> str:
+    return f"{collection}/{quote(name, safe='')}"
 
 
 def _error_from(response: httpx.Response) -> ClientError:

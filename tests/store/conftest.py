@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import DeclarativeBase
 
-from streamjobs.clock import FakeClock
+from streamjobs.domain.clock import FakeClock
 from streamjobs.store import JobRecord, Store, create_engine_for, migrate
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from streamjobs.clock import FakeClock
+from streamjobs.domain.clock import FakeClock
 from streamjobs.store import AuditEntry, Store
 
 

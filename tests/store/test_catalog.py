@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamjobs.clock import FakeClock
+from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.store import NodeTypeRecord, Store
 

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from streamjobs.clock import FakeClock
+from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.store import Store, TokenRecord
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from sqlalchemy import Engine, update
 
-from streamjobs.clock import FakeClock
+from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound
 from streamjobs.store import JobRepository, Store
 from streamjobs.store.tables import JobRow, JobTagRow

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from streamjobs.clock import FakeClock
+from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import Conflict
 from streamjobs.store import Store
 from streamjobs.store.tables import AuditEntryRow, JobRow, JobTagRow

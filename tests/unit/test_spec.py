@@ -679,7 +679,9 @@ class TestInputs:
 
     def test_a_batch_json_input_needs_no_schema(self) -> None:
         manifest = changed(
-            PIPELINE, (INPUT, {"name": "ticks", "format": "json", "path": "/a", "isStream": False})
+            PIPELINE,
+            (INPUT, {"name": "ticks", "format": "json", "path": "/a", "isStream": False}),
+            ("spec.pipeline.batchMode", True),
         )
         assert parse(manifest).spec.pipeline is not None
 

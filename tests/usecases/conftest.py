@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from streamjobs.clock import FakeClock
+from streamjobs.domain.clock import FakeClock
 from streamjobs.services.container import Services, open_services
 from streamjobs.settings import Settings
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from streamjobs.clock import FakeClock
+from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import NotFound, Unauthenticated
 from streamjobs.services.container import Services
 from streamjobs.services.identity import BOOTSTRAP_ACTOR, token_digest

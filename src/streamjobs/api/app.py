@@ -7,9 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 
 from streamjobs import __version__
-from streamjobs.api import jobs
+from streamjobs.api import connections, jobs
 from streamjobs.api.auth import require_actor
 from streamjobs.api.errors import install_error_handlers
+from streamjobs.domain.connections import connection_json_schema
 from streamjobs.domain.spec import manifest_json_schema
 from streamjobs.services.container import Services
 
@@ -25,6 +26,11 @@ def openapi(request: Request) -> dict[str, Any]:
 @meta.get("/schema/streamingjob.json", summary="JSON Schema of the StreamingJob manifest")
 def streamingjob_schema() -> dict[str, Any]:
     return manifest_json_schema()
+
+
+@meta.get("/schema/connection.json", summary="JSON Schema of the Connection manifest")
+def connection_schema() -> dict[str, Any]:
+    return connection_json_schema()
 
 
 def create_app(*, services: Services) -> FastAPI:
@@ -46,4 +52,5 @@ def create_app(*, services: Services) -> FastAPI:
 
     app.include_router(meta)
     app.include_router(jobs.router, dependencies=[Depends(require_actor)])
+    app.include_router(connections.router, dependencies=[Depends(require_actor)])
     return app

@@ -3,28 +3,20 @@
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
 
 from streamjobs.api.auth import require_actor, services_of
 from streamjobs.api.bodies import read_document
+from streamjobs.api.conventions import etag, expected_version, location, manifest_body
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.services.jobs import JobQuery, job_document
 
-router = APIRouter(prefix="/api/v1/jobs", tags=["jobs"])
+JOBS = "/api/v1/jobs"
+router = APIRouter(prefix=JOBS, tags=["jobs"])
 
-MANIFEST_BODY: dict[str, Any] = {
-    "requestBody": {
-        "required": True,
-        "description": "A StreamingJob manifest, as JSON or YAML.",
-        "content": {
-            "application/json": {"schema": {"$ref": "/api/v1/schema/streamingjob.json"}},
-            "application/yaml": {"schema": {"$ref": "/api/v1/schema/streamingjob.json"}},
-        },
-    }
-}
+MANIFEST_BODY = manifest_body("StreamingJob", "/api/v1/schema/streamingjob.json")
 MERGE_PATCH_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,
@@ -32,21 +24,6 @@ MERGE_PATCH_BODY: dict[str, Any] = {
         "content": {"application/merge-patch+json": {"schema": {"type": "object"}}},
     }
 }
-
-
-def _location(name: str) -> str:
-    return f"/api/v1/jobs/{quote(name, safe='')}"
-
-
-def _expected_version(if_match: str | None) -> int | None:
-    if if_match is None:
-        return None
-    try:
-        return int(if_match.strip().removeprefix("W/").strip('"'))
-    except ValueError:
-        raise InvalidInput(
-            [FieldError("header.If-Match", 'must be the job\'s resourceVersion, e.g. "3"')]
-        ) from None
 
 
 @router.get("", summary="List jobs")
@@ -79,15 +56,15 @@ def create_job(
     actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     record = services_of(request).jobs.create(document, actor=actor)
-    response.headers["Location"] = _location(record.name)
-    response.headers["ETag"] = f'"{record.version}"'
+    response.headers["Location"] = location(JOBS, record.name)
+    response.headers["ETag"] = etag(record.version)
     return job_document(record)
 
 
 @router.get("/{name}", summary="Get a job")
 def get_job(name: str, request: Request, response: Response) -> dict[str, Any]:
     record = services_of(request).jobs.get(name)
-    response.headers["ETag"] = f'"{record.version}"'
+    response.headers["ETag"] = etag(record.version)
     return job_document(record)
 
 
@@ -107,8 +84,8 @@ def apply_job(
     record, outcome = services_of(request).jobs.apply(name, document, actor=actor)
     if outcome == "created":
         response.status_code = 201
-        response.headers["Location"] = _location(record.name)
-    response.headers["ETag"] = f'"{record.version}"'
+        response.headers["Location"] = location(JOBS, record.name)
+    response.headers["ETag"] = etag(record.version)
     return {"result": str(outcome), "job": job_document(record)}
 
 
@@ -122,9 +99,9 @@ def update_job(
     actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     record = services_of(request).jobs.update(
-        name, document, actor=actor, expected_version=_expected_version(if_match)
+        name, document, actor=actor, expected_version=expected_version(if_match)
     )
-    response.headers["ETag"] = f'"{record.version}"'
+    response.headers["ETag"] = etag(record.version)
     return job_document(record)
 
 
@@ -157,7 +134,7 @@ def duplicate_job(
     if not isinstance(document, dict) or not isinstance(document.get("name"), str):
         raise InvalidInput([FieldError("body.name", "give the new job's name as a string")])
     record = services_of(request).jobs.duplicate(name, new_name=document["name"], actor=actor)
-    response.headers["Location"] = _location(record.name)
+    response.headers["Location"] = location(JOBS, record.name)
     return job_document(record)
 
 
@@ -168,9 +145,7 @@ def delete_job(
     if_match: str | None = Header(None, description="Only if the job is at this version."),
     actor: Actor = Depends(require_actor),
 ) -> Response:
-    services_of(request).jobs.delete(
-        name, actor=actor, expected_version=_expected_version(if_match)
-    )
+    services_of(request).jobs.delete(name, actor=actor, expected_version=expected_version(if_match))
     return Response(status_code=204)
 
 

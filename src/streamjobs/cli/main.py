@@ -4,18 +4,31 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Annotated
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
 
 import typer
 
 from streamjobs.cli import server_commands
 from streamjobs.cli.config import Login, resolve_login, save_login
+from streamjobs.cli.dev_commands import dev_app
 from streamjobs.cli.failures import EXIT_INVALID_INPUT, fail, reported_failures
 from streamjobs.cli.manifests import SourcedDocument, read_manifests
-from streamjobs.cli.output import OutputFormat, console, describe_job, print_document, print_jobs
+from streamjobs.cli.output import (
+    OutputFormat,
+    console,
+    describe_connection,
+    describe_job,
+    print_connections,
+    print_document,
+    print_jobs,
+)
+from streamjobs.cli.pipeline_commands import pipeline_app
 from streamjobs.client import StreamjobsClient
 from streamjobs.domain.errors import InvalidInput
-from streamjobs.domain.spec import manifest_json_schema, parse_manifest, split_server_fields
+from streamjobs.domain.kinds import Kind, in_apply_order, parse_resource
+from streamjobs.domain.spec import manifest_json_schema, split_server_fields
 from streamjobs.settings import Settings
 
 app = typer.Typer(
@@ -32,6 +45,8 @@ app.add_typer(get_app, name="get")
 app.add_typer(describe_app, name="describe")
 app.add_typer(delete_app, name="delete")
 server_commands.register(app)
+app.add_typer(pipeline_app, name="pipeline")
+app.add_typer(dev_app, name="dev")
 
 ServerOption = Annotated[
     str | None, typer.Option("--server", help="Server URL (default: saved login or env).")
@@ -57,41 +72,57 @@ def _client(ctx: typer.Context) -> StreamjobsClient:
     return StreamjobsClient(login.server, login.token)
 
 
-def _checked(documents: list[SourcedDocument]) -> None:
-    """Validate every manifest before anything is sent, so a bad file changes nothing."""
+@dataclass(frozen=True)
+class CheckedManifest:
+    """A manifest that passed every offline rule of its kind."""
+
+    item: SourcedDocument
+    kind: Kind
+    name: str
+
+
+def _checked(documents: list[SourcedDocument]) -> list[CheckedManifest]:
+    """Validate every manifest (any kind) before anything is sent, so a bad file changes nothing."""
     problems = []
+    checked = []
     checkpoint_root = Settings().resolved_checkpoint_root
     for item in documents:
         manifest, _ = split_server_fields(item.document)
         try:
-            parse_manifest(manifest, checkpoint_root=checkpoint_root, source=item.source)
+            parsed = parse_resource(manifest, checkpoint_root=checkpoint_root, source=item.source)
         except InvalidInput as error:
             problems.append(error.detail)
+            continue
+        checked.append(CheckedManifest(item, Kind(parsed.kind), parsed.metadata.name))
     if problems:
         raise fail("\n".join(problems), code=EXIT_INVALID_INPUT)
+    return checked
 
 
 @app.command()
 def validate(filename: FilenameOption) -> None:
-    """Check manifests against every rule, offline (no server needed)."""
+    """Check manifests (jobs and connections) against every rule, offline (no server needed)."""
     with reported_failures():
         documents = read_manifests(filename)
-    _checked(documents)
-    for item in documents:
-        console().print(f"{item.source}: valid (streamingjob/{item.document['metadata']['name']})")
+    for manifest in _checked(documents):
+        console().print(f"{manifest.item.source}: valid ({manifest.kind.label}/{manifest.name})")
 
 
 @app.command()
 def apply(ctx: typer.Context, filename: FilenameOption) -> None:
-    """Create or update the jobs in the manifests (FILE, DIR or - for stdin)."""
+    """Create or update the jobs and connections in the manifests (FILE, DIR or - for stdin).
+
+    Connections are applied first, so the jobs that use them find them.
+    """
     with reported_failures():
         documents = read_manifests(filename)
-    _checked(documents)
+    checked = _checked(documents)
     with _client(ctx) as client:
-        for item in documents:
-            with reported_failures(item.source):
-                result, job = client.apply_job(item.document)
-            console().print(f"streamingjob/{job['metadata']['name']} {result}")
+        appliers = {Kind.CONNECTION: client.apply_connection, Kind.STREAMING_JOB: client.apply_job}
+        for manifest in in_apply_order(checked, lambda manifest: manifest.kind):
+            with reported_failures(manifest.item.source):
+                result, _ = appliers[manifest.kind](manifest.item.document)
+            console().print(f"{manifest.kind.label}/{manifest.name} {result}")
 
 
 @get_app.command("jobs")
@@ -111,7 +142,7 @@ def get_jobs(
         if name is not None:
             jobs = [client.get_job(name)]
         else:
-            jobs = _all_jobs(client, status=status, tag=tag, bundle=bundle, search=search)
+            jobs = _all(client.list_jobs, status=status, tag=tag, bundle=bundle, search=search)
     print_jobs(jobs, output)
 
 
@@ -131,13 +162,14 @@ def get_job(
         print_document(document, output)
 
 
-def _all_jobs(client: StreamjobsClient, **filters: str | None) -> list[dict[str, object]]:
-    jobs: list[dict[str, object]] = []
+def _all(list_page: Callable[..., dict[str, Any]], **filters: str | None) -> list[dict[str, Any]]:
+    """Every item of a list, read page by page."""
+    items: list[dict[str, Any]] = []
     while True:
-        page = client.list_jobs(**filters, limit=500, offset=len(jobs))
-        jobs.extend(page["items"])
-        if not page["items"] or len(jobs) >= page["total"]:
-            return jobs
+        page = list_page(**filters, limit=500, offset=len(items))
+        items.extend(page["items"])
+        if not page["items"] or len(items) >= page["total"]:
+            return items
 
 
 @describe_app.command("job")
@@ -154,6 +186,52 @@ def delete(ctx: typer.Context, name: str) -> None:
     with _client(ctx) as client, reported_failures():
         client.delete_job(name)
     console().print(f"streamingjob/{name} deleted")
+
+
+@get_app.command("connections")
+def get_connections(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Argument(help="Show only this connection.")] = None,
+    output: OutputOption = OutputFormat.table,
+    connection_type: Annotated[
+        str | None, typer.Option("--type", help="Only kafka, lakehouse, files or jdbc.")
+    ] = None,
+    search: Annotated[str | None, typer.Option(help="Only names that contain this.")] = None,
+) -> None:
+    """List connections."""
+    with _client(ctx) as client, reported_failures():
+        if name is not None:
+            connections = [client.get_connection(name)]
+        else:
+            connections = _all(client.list_connections, type=connection_type, search=search)
+    print_connections(connections, output)
+
+
+@get_app.command("connection")
+def get_connection(ctx: typer.Context, name: str, output: OutputOption = OutputFormat.yaml) -> None:
+    """Show one connection as YAML or JSON."""
+    with _client(ctx) as client, reported_failures():
+        document = client.get_connection(name)
+    if output is OutputFormat.table:
+        print_connections([document], output)
+    else:
+        print_document(document, output)
+
+
+@describe_app.command("connection")
+def describe_one_connection(ctx: typer.Context, name: str) -> None:
+    """Show one connection for a person to read."""
+    with _client(ctx) as client, reported_failures():
+        connection = client.get_connection(name)
+    console().print(describe_connection(connection))
+
+
+@delete_app.command("connection")
+def delete_connection(ctx: typer.Context, name: str) -> None:
+    """Delete a connection (refused while a job's dataset uses it)."""
+    with _client(ctx) as client, reported_failures():
+        client.delete_connection(name)
+    console().print(f"connection/{name} deleted")
 
 
 @app.command()

@@ -1,9 +1,10 @@
-"""How the CLI prints jobs: kubectl-style tables, JSON, YAML and ``describe`` text."""
+"""How the CLI prints jobs and connections: kubectl-style tables, JSON, YAML, ``describe`` text."""
 
 from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
@@ -28,12 +29,24 @@ def console(*, stderr: bool = False) -> Console:
 
 
 def print_jobs(jobs: list[dict[str, Any]], output: OutputFormat) -> None:
+    _print_list(jobs, output, _jobs_table)
+
+
+def print_connections(connections: list[dict[str, Any]], output: OutputFormat) -> None:
+    _print_list(connections, output, _connections_table)
+
+
+def _print_list(
+    items: list[dict[str, Any]],
+    output: OutputFormat,
+    table: Callable[[list[dict[str, Any]]], Table],
+) -> None:
     if output is OutputFormat.json:
-        sys.stdout.write(json.dumps({"kind": "List", "items": jobs}, indent=2) + "\n")
+        sys.stdout.write(json.dumps({"kind": "List", "items": items}, indent=2) + "\n")
     elif output is OutputFormat.yaml:
-        sys.stdout.write(yaml.safe_dump({"kind": "List", "items": jobs}, sort_keys=False))
+        sys.stdout.write(yaml.safe_dump({"kind": "List", "items": items}, sort_keys=False))
     else:
-        console().print(_jobs_table(jobs))
+        console().print(table(items))
 
 
 def print_document(document: dict[str, Any], output: OutputFormat) -> None:
@@ -43,10 +56,15 @@ def print_document(document: dict[str, Any], output: OutputFormat) -> None:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
 
 
-def _jobs_table(jobs: list[dict[str, Any]]) -> Table:
+def _table(*columns: str) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for column in ("NAME", "NAMESPACE", "BUNDLE", "TYPE", "STATUS", "TAGS", "UPDATED"):
+    for column in columns:
         table.add_column(column, no_wrap=True)
+    return table
+
+
+def _jobs_table(jobs: list[dict[str, Any]]) -> Table:
+    table = _table("NAME", "NAMESPACE", "BUNDLE", "TYPE", "STATUS", "TAGS", "UPDATED")
     for job in jobs:
         metadata, spec = job["metadata"], job["spec"]
         table.add_row(
@@ -59,6 +77,60 @@ def _jobs_table(jobs: list[dict[str, Any]]) -> Table:
             _when(metadata["updateTimestamp"]),
         )
     return table
+
+
+def _connections_table(connections: list[dict[str, Any]]) -> Table:
+    table = _table("NAME", "NAMESPACE", "TYPE", "TARGET", "TAGS", "UPDATED")
+    for connection in connections:
+        metadata, spec = connection["metadata"], connection["spec"]
+        table.add_row(
+            metadata["name"],
+            metadata["namespace"],
+            spec["type"],
+            _target(spec),
+            _tags(metadata.get("tags") or {}),
+            _when(metadata["updateTimestamp"]),
+        )
+    return table
+
+
+def _target(spec: dict[str, Any]) -> str:
+    """Where a connection points: its servers, warehouse, root or URL."""
+    for key in ("bootstrapServers", "warehouse", "root", "url"):
+        if spec.get(key):
+            return str(spec[key])
+    return "-"
+
+
+def describe_connection(connection: dict[str, Any]) -> str:
+    """A person's view of one connection; secret options show the secrets' names only."""
+    metadata, spec = connection["metadata"], connection["spec"]
+    lines = [
+        f"Name:           {metadata['name']}",
+        f"Namespace:      {metadata['namespace']}",
+        f"Description:    {metadata.get('description') or '-'}",
+        f"Tags:           {_tags(metadata.get('tags') or {}) or '-'}",
+        f"Type:           {spec['type']}",
+        f"Target:         {_target(spec)}",
+    ]
+    if spec.get("catalogType"):
+        lines.append(f"Catalog:        {spec['catalogType']} (Iceberg)")
+    if spec.get("user"):
+        lines.append(f"User:           {spec['user']}")
+    lines += [
+        f"Version:        {metadata['resourceVersion']}",
+        f"Created:        {_when(metadata['creationTimestamp'])} by {metadata['createdBy']}",
+        f"Updated:        {_when(metadata['updateTimestamp'])} by {metadata['updatedBy']}",
+        "",
+        "Options:" + ("" if spec.get("options") else "        -"),
+        *(f"  {key} = {value}" for key, value in sorted((spec.get("options") or {}).items())),
+        "Secret options:" + ("" if spec.get("secretOptions") else " -"),
+        *(
+            f"  {key} <- secret {name}"
+            for key, name in sorted((spec.get("secretOptions") or {}).items())
+        ),
+    ]
+    return "\n".join(lines)
 
 
 def describe_job(job: dict[str, Any]) -> str:

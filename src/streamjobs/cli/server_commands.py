@@ -14,10 +14,13 @@ import typer
 from streamjobs.cli.failures import reported_failures
 from streamjobs.cli.manifests import read_manifests
 from streamjobs.cli.output import console
+from streamjobs.domain.kinds import Kind, in_apply_order, kind_of
 from streamjobs.settings import Settings
 
 if TYPE_CHECKING:
+    from streamjobs.services.connections import ConnectionService
     from streamjobs.services.container import Services
+    from streamjobs.services.jobs import JobService
 
 admin_app = typer.Typer(help="Prepare the server's store (runs on the server's machine).")
 
@@ -32,7 +35,9 @@ def server(
     port: Annotated[int | None, typer.Option(help="Port (STREAMJOBS_PORT).")] = None,
     load_examples: Annotated[
         list[Path],
-        typer.Option(help="Create the jobs in these manifests if they do not exist yet."),
+        typer.Option(
+            help="Create the connections and jobs in these manifests if they do not exist yet."
+        ),
     ] = [],  # noqa: B006 - Typer reads the default, it is never mutated
 ) -> None:
     """Run the server: the REST API (and later the web UI and the supervisor)."""
@@ -47,25 +52,35 @@ def server(
     )
     with reported_failures():
         services = open_services(settings)
-        for path in load_examples:
-            _load(services, path)
+        _load(services, load_examples)
     console().print(
         f"streamjobs server on {settings.resolved_public_url} (home {settings.resolved_home})"
     )
     uvicorn.run(create_app(services=services), host=settings.host, port=settings.port)
 
 
-def _load(services: Services, path: Path) -> None:
+def _load(services: Services, paths: list[Path]) -> None:
+    """Create what the manifests under ``paths`` declare and the store lacks: connections
+    first, then the jobs that use them."""
     from streamjobs.services.identity import BOOTSTRAP_ACTOR
 
-    for item in read_manifests([str(path)]):
+    manifests = [
+        (kind_of(item.document, source=item.source), item)
+        for item in read_manifests([str(path) for path in paths])
+    ]
+    creators: dict[Kind, JobService | ConnectionService] = {
+        Kind.CONNECTION: services.connections,
+        Kind.STREAMING_JOB: services.jobs,
+    }
+    for kind, item in in_apply_order(manifests, lambda manifest: manifest[0]):
+        service = creators[kind]
         name = item.document.get("metadata", {}).get("name")
-        if isinstance(name, str) and services.jobs.exists(name):
-            console().print(f"streamingjob/{name} exists (kept as it is)")
+        if isinstance(name, str) and service.exists(name):
+            console().print(f"{kind.label}/{name} exists (kept as it is)")
             continue
         with reported_failures(item.source):
-            record = services.jobs.create(item.document, actor=BOOTSTRAP_ACTOR)
-        console().print(f"streamingjob/{record.name} created from {item.source}")
+            record = service.create(item.document, actor=BOOTSTRAP_ACTOR)
+        console().print(f"{kind.label}/{record.name} created from {item.source}")
 
 
 @admin_app.command("bootstrap")

@@ -50,8 +50,12 @@ _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 _DEPENDENCY = """    <dependency>
       <groupId>{group}</groupId>
       <artifactId>{artifact}</artifactId>
-      <version>{version}</version>
+      <version>{version}</version>{exclusions}
     </dependency>"""
+_NO_DEPENDENCIES = """
+      <exclusions>
+        <exclusion><groupId>*</groupId><artifactId>*</artifactId></exclusion>
+      </exclusions>"""
 _SETTINGS = """<settings xmlns="http://maven.apache.org/SETTINGS/1.0.0">
   <mirrors>
     <mirror>
@@ -72,10 +76,13 @@ class ResolutionError(Exception):
     """Maven could not resolve the coordinates; the message holds Maven's own output."""
 
 
-def resolve_classpath(coordinates: Iterable[str], offline_first: bool = True) -> list[Path]:
+def resolve_classpath(
+    coordinates: Iterable[str], offline_first: bool = True, transitive: bool = True
+) -> list[Path]:
     """The jars of ``coordinates`` (``group:artifact:version``) and of their runtime dependencies.
 
-    With ``offline_first`` Maven runs with ``-o`` first and goes online only if that fails.
+    With ``offline_first`` Maven runs with ``-o`` first and goes online only if that fails;
+    without ``transitive`` it fetches the named jars alone.
     """
     wanted = list(coordinates)
     if not wanted:
@@ -83,7 +90,7 @@ def resolve_classpath(coordinates: Iterable[str], offline_first: bool = True) ->
     mvn = find_program("mvn", install_hint="apt-get install maven")
     with tempfile.TemporaryDirectory(prefix="streamjobs-maven-") as work:
         project = Path(work)
-        write_project(project, wanted)
+        write_project(project, wanted, transitive)
         if offline_first:
             try:
                 return _build_classpath(mvn, project, offline=True)
@@ -100,9 +107,9 @@ def find_program(name: str, install_hint: str) -> str:
     return found
 
 
-def write_project(directory: Path, coordinates: list[str]) -> None:
+def write_project(directory: Path, coordinates: list[str], transitive: bool = True) -> None:
     """Write ``pom.xml`` depending on ``coordinates`` and ``settings.xml`` into ``directory``."""
-    dependencies = "\n".join(_dependency_xml(coordinate) for coordinate in coordinates)
+    dependencies = "\n".join(_dependency_xml(coordinate, transitive) for coordinate in coordinates)
     pom = _POM.format(dependencies=dependencies, plugin_version=DEPENDENCY_PLUGIN_VERSION)
     (directory / "pom.xml").write_text(pom, encoding="utf-8")
     (directory / "settings.xml").write_text(
@@ -110,12 +117,15 @@ def write_project(directory: Path, coordinates: list[str]) -> None:
     )
 
 
-def _dependency_xml(coordinate: str) -> str:
+def _dependency_xml(coordinate: str, transitive: bool) -> str:
     parts = coordinate.split(":")
     if len(parts) != 3 or not all(parts):
         raise ValueError(f"{coordinate!r} is not a Maven coordinate group:artifact:version")
     group, artifact, version = (escape(part) for part in parts)
-    return _DEPENDENCY.format(group=group, artifact=artifact, version=version)
+    exclusions = "" if transitive else _NO_DEPENDENCIES
+    return _DEPENDENCY.format(
+        group=group, artifact=artifact, version=version, exclusions=exclusions
+    )
 
 
 def _build_classpath(mvn: str, project: Path, offline: bool) -> list[Path]:
@@ -125,6 +135,7 @@ def _build_classpath(mvn: str, project: Path, offline: bool) -> list[Path]:
         "--batch-mode",
         "--no-transfer-progress",
         "--quiet",
+        "-Dstyle.color=never",
         "--global-settings",
         str(project / "settings.xml"),
         *(["--offline"] if offline else []),

@@ -1,4 +1,4 @@
-"""The syntax of the small strings a manifest holds: names, tags, intervals, URIs, coordinates.
+"""The syntax of the small strings manifests hold: names, tags, intervals, URIs, coordinates.
 
 Each syntax is one regular expression, a name and a rule in words. It checks values during parsing
 (a broken rule says what was expected) and is published in the JSON Schema as ``pattern`` and
@@ -197,6 +197,52 @@ SparkConfKey = Annotated[
         "Spark configuration key",
         r"^spark\.\S+$",
         "a key that starts with 'spark.', e.g. 'spark.sql.shuffle.partitions'",
+    ),
+]
+
+
+ConnectionName = Annotated[
+    str,
+    Syntax(
+        "connection name",
+        rf"^{_DNS_LABEL}$",
+        "1-63 lowercase letters, digits or '-', starting and ending with a letter or digit "
+        "(jobs name it in 'dataset: <connection>:<rest>')",
+    ),
+]
+_HOST = r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+)"
+BootstrapServers = Annotated[
+    str,
+    Syntax(
+        "list of bootstrap servers",
+        rf"^{_HOST}:[0-9]{{1,5}}(,{_HOST}:[0-9]{{1,5}})*$",
+        "host:port, several separated by commas, e.g. '127.0.0.1:9092' or "
+        "'kafka-1:9092,kafka-2:9092'",
+    ),
+]
+StorageRoot = Annotated[
+    str,
+    Syntax(
+        "storage root",
+        r"^([A-Za-z][A-Za-z0-9+.-]*:/\S*|/\S*)$",
+        "a URI with a scheme, e.g. 'file:///data/lake' or 's3a://bucket/lake', or an absolute "
+        "path such as '/data/lake'",
+    ),
+]
+JdbcUrl = Annotated[
+    str,
+    Syntax(
+        "JDBC URL",
+        r"^jdbc:[A-Za-z][A-Za-z0-9]*:\S+$",
+        "'jdbc:<driver>:<address>', e.g. 'jdbc:postgresql://127.0.0.1:5432/analytics'",
+    ),
+]
+OptionKey = Annotated[
+    str,
+    Syntax(
+        "option key",
+        r"^\S+$",
+        "one or more characters without whitespace, e.g. 'kafka.security.protocol'",
     ),
 ]
 

@@ -29,6 +29,7 @@ from streamjobs.domain.manifest import (
     TriggerMode,
     View,
 )
+from streamjobs.domain.pipeline_support import support_errors
 from streamjobs.domain.spark_sql import InvalidSqlError, views_read
 
 SPARK_INTERNAL = "spark-internal"
@@ -57,6 +58,7 @@ def broken_rules(job: StreamingJob, *, checkpoint_root: str | None) -> list[Fiel
     errors = [*_application_errors(spec), *_instance_errors(spec.instance)]
     if spec.pipeline is not None:
         errors += _pipeline_errors(spec.pipeline)
+        errors += support_errors(spec.pipeline, spec.processing.guarantee)
         if spec.processing.guarantee is Guarantee.EXACTLY_ONCE:
             errors += _exactly_once_errors(spec.pipeline, checkpoint_root)
     return errors

@@ -8,16 +8,11 @@ re-exported here so callers need one import.
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
-
-from streamjobs.domain.documents import load_documents, not_a_mapping
+from streamjobs.domain.documents import load_documents
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.domain.manifest import (
     ApplicationSpec,
@@ -49,6 +44,7 @@ from streamjobs.domain.manifest import (
     Watermark,
 )
 from streamjobs.domain.manifest_rules import broken_rules
+from streamjobs.domain.validation import validated
 
 __all__ = [
     "ApplicationSpec",
@@ -96,17 +92,6 @@ SERVER_OWNED_METADATA = (
 )
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-_MESSAGES_BY_TYPE = {
-    "missing": "is required",
-    "extra_forbidden": "is not a field here (check its spelling; keys are camelCase)",
-    "model_type": "must be a mapping of keys to values",
-    "model_attributes_type": "must be a mapping of keys to values",
-    "dict_type": "must be a mapping of keys to values",
-}
-_PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
-_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
-_ABSENT = object()
-
 
 def parse_manifest(
     document: Mapping[str, Any], *, checkpoint_root: str | None = None, source: str | None = None
@@ -116,12 +101,7 @@ def parse_manifest(
     ``checkpoint_root`` is where checkpoints are derived when a pipeline sets none; without it,
     an EXACTLY_ONCE pipeline must set its own. ``source`` (a file name, say) prefixes the error.
     """
-    if not isinstance(document, Mapping):
-        raise InvalidInput([FieldError("", f"a manifest {not_a_mapping(document)}")], source=source)
-    try:
-        job = StreamingJob.model_validate(dict(document))
-    except ValidationError as error:
-        raise InvalidInput(_field_errors(error, document), source=source) from None
+    job = validated(StreamingJob, document, source=source)
     errors = broken_rules(job, checkpoint_root=checkpoint_root)
     if errors:
         raise InvalidInput(errors, source=source)
@@ -178,61 +158,3 @@ def manifest_json_schema() -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of the StreamingJob manifest, for editors and the API."""
     schema = StreamingJob.model_json_schema(by_alias=True)
     return {"$schema": JSON_SCHEMA_DIALECT, **schema, "title": "StreamingJob"}
-
-
-def _field_errors(error: ValidationError, document: Mapping[str, Any]) -> list[FieldError]:
-    """pydantic's errors as FieldErrors at manifest paths, duplicates dropped."""
-    errors = [
-        FieldError(_path(detail["loc"], document), _message(detail)) for detail in error.errors()
-    ]
-    return list(dict.fromkeys(errors))
-
-
-def _message(detail: ErrorDetails) -> str:
-    message = _MESSAGES_BY_TYPE.get(detail["type"], detail["msg"])
-    for prefix in _PYDANTIC_PREFIXES:
-        message = message.removeprefix(prefix)
-    return re.sub(r"^Input should\b", "must", message)
-
-
-def _path(loc: Sequence[int | str], document: object) -> str:
-    """The manifest path of pydantic's ``loc``, found by walking ``document`` along it.
-
-    Parts that do not address a key or item of the document are pydantic's own (union member
-    tags, ``[key]`` markers) and are dropped; a last key that is absent is kept, since that is
-    where a missing field belongs.
-    """
-    parts: list[int | str] = []
-    node = document
-    for index, part in enumerate(loc):
-        child = _child(node, part)
-        is_missing_field = index == len(loc) - 1 and isinstance(node, Mapping) and part != "[key]"
-        if child is not _ABSENT:
-            parts.append(part)
-            node = child
-        elif is_missing_field:
-            parts.append(part)
-    return _format_path(parts)
-
-
-def _child(node: object, part: int | str) -> object:
-    """``node[part]`` if the document has it there, else ``_ABSENT``."""
-    if isinstance(node, Mapping):
-        return node.get(part, _ABSENT)
-    if isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
-        return node[part]
-    return _ABSENT
-
-
-def _format_path(parts: Sequence[int | str]) -> str:
-    """``spec.pipeline.inputs[0].options["kafka.bootstrap.servers"]``: dots between plain keys,
-    brackets around list indexes and around keys that are not plain."""
-    text = ""
-    for part in parts:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        elif _PLAIN_KEY.fullmatch(part):
-            text += f".{part}" if text else part
-        else:
-            text += f"[{json.dumps(part)}]"
-    return text

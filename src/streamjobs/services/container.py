@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from streamjobs.clock import Clock, SystemClock
+from streamjobs.domain.clock import Clock, SystemClock
+from streamjobs.services.connections import ConnectionService
 from streamjobs.services.identity import IdentityService
 from streamjobs.services.jobs import JobService
 from streamjobs.settings import Settings
@@ -18,6 +19,7 @@ class Services:
     clock: Clock
     store: Store
     jobs: JobService
+    connections: ConnectionService
     identity: IdentityService
 
 
@@ -34,5 +36,6 @@ def open_services(settings: Settings, *, clock: Clock | None = None) -> Services
         jobs=JobService(
             store=store, clock=clock, checkpoint_root=settings.resolved_checkpoint_root
         ),
+        connections=ConnectionService(store=store, clock=clock),
         identity=IdentityService(store=store, clock=clock),
     )

@@ -11,8 +11,8 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from streamjobs.clock import Clock
 from streamjobs.domain.access import Actor, Principal
+from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import Unauthenticated
 from streamjobs.store.db import Repositories, Store
 

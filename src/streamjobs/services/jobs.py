@@ -1,8 +1,13 @@
 """The job use cases: create, apply, update, duplicate, delete, list and show streaming jobs.
 
 The REST API and the web UI both call these, so each rule lives here once: the manifest's own rules
-(``domain.spec``) plus those only the store can check (the bundle and node types exist), optimistic
-concurrency, and an audit record for every change, written in the same transaction as the change.
+(``domain.spec``) plus those only the store can check (the bundle, node types and the connections
+of its datasets exist, and the connections fit the formats), optimistic concurrency, and an audit
+record for every change, written in the same transaction as the change.
+
+A change writes the job first and checks what it refers to afterwards, in the same transaction,
+reading the connections locked for share: then a connection deleted or retyped at the same time
+either waits for the job (and sees it) or is seen gone by it, on SQLite and PostgreSQL alike.
 """
 
 from __future__ import annotations
@@ -10,13 +15,13 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 import json_merge_patch
 
-from streamjobs.clock import Clock
 from streamjobs.domain.access import Actor
+from streamjobs.domain.clock import Clock
+from streamjobs.domain.connections import connections_used, dataset_errors
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.domain.spec import (
     StreamingJob,
@@ -24,18 +29,22 @@ from streamjobs.domain.spec import (
     resolved_template,
     split_server_fields,
 )
+from streamjobs.services.connections import stored_connections
+from streamjobs.services.resources import (
+    ApplyOutcome,
+    Page,
+    audit,
+    check_page,
+    require_same_name,
+    stored_form,
+    with_server_metadata,
+)
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.jobs import JobRecord
 
-MAX_PAGE_SIZE = 500
+__all__ = ["ApplyOutcome", "JobPage", "JobQuery", "JobService", "job_document"]
 
-
-class ApplyOutcome(StrEnum):
-    """What an apply did, so applying the same manifest twice can say it changed nothing."""
-
-    CREATED = "created"
-    CONFIGURED = "configured"
-    UNCHANGED = "unchanged"
+JobPage = Page[JobRecord]
 
 
 @dataclass(frozen=True)
@@ -48,16 +57,6 @@ class JobQuery:
     search: str | None = None
     limit: int = 50
     offset: int = 0
-
-
-@dataclass(frozen=True)
-class JobPage:
-    """One page of jobs and how many match in all."""
-
-    items: list[JobRecord]
-    total: int
-    limit: int
-    offset: int
 
 
 class JobService:
@@ -74,27 +73,27 @@ class JobService:
         The fields the server owns (as ``get -o yaml`` prints them) are ignored, so a job read
         from the server can be edited and applied back.
         """
-        manifest, _ = split_server_fields(document)
-        job = parse_manifest(manifest, checkpoint_root=self._checkpoint_root, source=source)
+        job = self._parsed(document, source=source)
         with self._store.transaction() as repos:
             _check_references(job, repos, source=source)
         return job
 
     def create(self, document: Any, *, actor: Actor) -> JobRecord:
-        job = self.validate(document)
+        job = self._parsed(document)
         with self._store.transaction() as repos:
             return self._add(job, repos, actor=actor)
 
     def apply(self, name: str, document: Any, *, actor: Actor) -> tuple[JobRecord, ApplyOutcome]:
         """Create the job, or bring it to the manifest; the same manifest twice changes nothing."""
-        job = self.validate(document)
+        job = self._parsed(document)
         _require_same_name(name, job)
         _, expected_version = split_server_fields(document)
         with self._store.transaction() as repos:
             current = repos.jobs.find(name)
             if current is None:
                 return self._add(job, repos, actor=actor), ApplyOutcome.CREATED
-            if current.manifest == _stored_form(job):
+            if current.manifest == stored_form(job):
+                _check_references(job, repos, source=None)
                 return current, ApplyOutcome.UNCHANGED
             version = expected_version or current.version
             record = self._replace(current, job, repos, actor=actor, version=version)
@@ -113,7 +112,7 @@ class JobService:
             raise InvalidInput([FieldError("", "a merge patch must be a JSON object")])
         current = self.get(name)
         merged = json_merge_patch.merge(copy.deepcopy(current.manifest), copy.deepcopy(patch))
-        job = self.validate(merged)
+        job = self._parsed(merged)
         _require_same_name(name, job)
         with self._store.transaction() as repos:
             return self._replace(
@@ -141,7 +140,7 @@ class JobService:
             return repos.jobs.get(name)
 
     def list(self, query: JobQuery) -> JobPage:
-        _check_query(query)
+        check_page(query.limit, query.offset)
         tag = _parse_tag_filter(query.tag) if query.tag else None
         with self._store.transaction() as repos:
             items, total = repos.jobs.list(
@@ -163,17 +162,23 @@ class JobService:
             template["resolved"] = {"nodeTypes": _node_types_of(job, repos)}
         return template
 
+    def _parsed(self, document: Any, *, source: str | None = None) -> StreamingJob:
+        """The manifest's own rules; the fields the server owns (as printed) are ignored."""
+        manifest, _ = split_server_fields(document)
+        return parse_manifest(manifest, checkpoint_root=self._checkpoint_root, source=source)
+
     def _add(self, job: StreamingJob, repos: Repositories, *, actor: Actor) -> JobRecord:
         record = repos.jobs.add(
             name=job.metadata.name,
             namespace=job.metadata.namespace,
             description=job.metadata.description,
             bundle=job.spec.bundle,
-            manifest=_stored_form(job),
+            manifest=stored_form(job),
             tags=dict(job.metadata.tags),
             actor=actor.name,
             at=self._clock.now(),
         )
+        _check_references(job, repos, source=None)
         self._audit(repos, actor, "job.created", record.name, {"version": record.version})
         return record
 
@@ -189,63 +194,39 @@ class JobService:
         record = repos.jobs.update(
             current.name,
             expected_version=version,
-            manifest=_stored_form(job),
+            manifest=stored_form(job),
             description=job.metadata.description,
             bundle=job.spec.bundle,
             tags=dict(job.metadata.tags),
             actor=actor.name,
             at=self._clock.now(),
         )
+        _check_references(job, repos, source=None)
         self._audit(repos, actor, "job.configured", record.name, {"version": record.version})
         return record
 
     def _audit(
         self, repos: Repositories, actor: Actor, action: str, name: str, detail: dict[str, Any]
     ) -> None:
-        repos.audit.append(
-            at=self._clock.now(),
-            actor=actor.name,
-            action=action,
-            resource_kind="job",
-            resource_name=name,
-            detail=detail,
-            source=actor.source,
-        )
+        audit(repos, self._clock, actor, action, kind="job", name=name, detail=detail)
 
 
 def job_document(record: JobRecord) -> dict[str, Any]:
     """The job as clients see it: its manifest, the metadata the server owns, and its status."""
-    document = copy.deepcopy(record.manifest)
-    document["metadata"].update(
-        uid=record.id,
-        resourceVersion=str(record.version),
-        creationTimestamp=record.created_at.isoformat(),
-        createdBy=record.created_by,
-        updateTimestamp=record.updated_at.isoformat(),
-        updatedBy=record.updated_by,
-    )
+    document = with_server_metadata(record)
     document["status"] = {"phase": record.status, "desiredState": record.desired_state}
     return document
 
 
-def _stored_form(job: StreamingJob) -> dict[str, Any]:
-    return job.model_dump(by_alias=True, mode="json")
-
-
 def _require_same_name(name: str, job: StreamingJob) -> None:
-    if job.metadata.name != name:
-        raise InvalidInput(
-            [
-                FieldError(
-                    "metadata.name",
-                    f"a job's name cannot change (it is {name!r}, the manifest says "
-                    f"{job.metadata.name!r}); duplicate the job to copy it under a new name",
-                )
-            ]
-        )
+    require_same_name(
+        "job", name, job.metadata.name, instead="duplicate the job to copy it under a new name"
+    )
 
 
 def _check_references(job: StreamingJob, repos: Repositories, *, source: str | None) -> None:
+    """``InvalidInput`` naming each bundle, node type and connection the job refers to that does
+    not exist, and each connection whose type does not fit the format it is used with."""
     errors = []
     if not repos.bundles.exists(job.spec.bundle):
         known = ", ".join(sorted(b.name for b in repos.bundles.list())) or "none"
@@ -261,6 +242,8 @@ def _check_references(job: StreamingJob, repos: Repositories, *, source: str | N
             errors.append(
                 FieldError(path, f"node type {node_type!r} does not exist (known: {known})")
             )
+    if connections_used(job):
+        errors += dataset_errors(job, stored_connections(repos, lock_for_share=True))
     if errors:
         raise InvalidInput(errors, source=source)
 
@@ -280,16 +263,6 @@ def _node_types_of(job: StreamingJob, repos: Repositories) -> dict[str, Any]:
         role = path.rsplit(".", 1)[1]
         resolved[role] = {"name": name, "cores": node_type.cores, "memoryMb": node_type.memory_mb}
     return resolved
-
-
-def _check_query(query: JobQuery) -> None:
-    errors = []
-    if not 1 <= query.limit <= MAX_PAGE_SIZE:
-        errors.append(FieldError("query.limit", f"must be between 1 and {MAX_PAGE_SIZE}"))
-    if query.offset < 0:
-        errors.append(FieldError("query.offset", "must not be negative"))
-    if errors:
-        raise InvalidInput(errors)
 
 
 def _parse_tag_filter(tag: str) -> tuple[str, str | None]:

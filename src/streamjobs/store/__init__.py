@@ -1,4 +1,4 @@
-"""The metadata store: jobs, users, access tokens, node types, bundles and the audit log.
+"""The metadata store: jobs, connections, users, access tokens, node types, bundles, the audit log.
 
 SQLite (WAL mode) by default, PostgreSQL when the database URL says so. Open it with
 ``Store.open(url)`` (or ``create_engine_for`` + ``migrate`` + ``Store``) and work inside
@@ -12,6 +12,7 @@ from streamjobs.store.catalog import (
     NodeTypeRecord,
     NodeTypeRepository,
 )
+from streamjobs.store.connections import ConnectionRecord, ConnectionRepository
 from streamjobs.store.db import Repositories, Store, create_engine_for, migrate
 from streamjobs.store.identity import TokenRecord, TokenRepository, UserRecord, UserRepository
 from streamjobs.store.jobs import JobRecord, JobRepository, TagFilter
@@ -21,6 +22,8 @@ __all__ = [
     "AuditRepository",
     "BundleRecord",
     "BundleRepository",
+    "ConnectionRecord",
+    "ConnectionRepository",
     "JobRecord",
     "JobRepository",
     "NodeTypeRecord",

@@ -3,20 +3,20 @@
 A repository is bound to one SQLAlchemy session, so all repositories handed out by one
 ``Store.transaction()`` write in the same transaction. Writes that can lose a race end in one of
 two ways, and both are turned into streamjobs errors here: an insert that hits a unique
-constraint (``AlreadyExists``) and a conditional update or delete that matches no row (the caller
-decides between ``NotFound`` and ``Conflict``).
+constraint (``AlreadyExists``) and a versioned update or delete that matches no row (``NotFound``
+if the row is gone, ``Conflict`` if someone else changed it first).
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
-from sqlalchemy import CursorResult, Delete, Update
+from sqlalchemy import CursorResult, Delete, Update, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from streamjobs.domain.errors import AlreadyExists
-from streamjobs.store.tables import Base
+from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound
+from streamjobs.store.tables import Base, ConnectionRow, JobRow
 
 
 class Repository:
@@ -47,3 +47,53 @@ class Repository:
         """Run an UPDATE or DELETE and tell how many rows it matched."""
         result = cast(CursorResult[Any], self._session.execute(statement))
         return result.rowcount
+
+
+class VersionedRepository(Repository):
+    """A repository of rows that carry a ``version``, changed with optimistic concurrency.
+
+    A change names the version it was based on and is written with ``UPDATE … WHERE id = ? AND
+    version = ?`` (or the same ``DELETE``), so of two concurrent changes exactly one lands and the
+    other gets a ``Conflict``; nothing of the loser is written.
+    """
+
+    _table: ClassVar[type[JobRow] | type[ConnectionRow]]
+    _kind: ClassVar[str]
+    """What the rows are called in messages: "job", "connection"."""
+
+    def _update_versioned(
+        self, record_id: str, name: str, *, expected_version: int, **values: Any
+    ) -> None:
+        """Set ``values`` and bump the version, if the row is still at ``expected_version``."""
+        table = self._table
+        statement = (
+            update(table)
+            .where(table.id == record_id, table.version == expected_version)
+            .values(version=expected_version + 1, **values)
+        )
+        if not self._rows_changed(statement):
+            raise self._lost_race(record_id, name, expected_version)
+
+    def _delete_versioned(self, record_id: str, name: str, expected_version: int | None) -> None:
+        """Delete the row; with ``expected_version``, only if it is still at that version."""
+        table = self._table
+        statement = delete(table).where(table.id == record_id)
+        if expected_version is not None:
+            statement = statement.where(table.version == expected_version)
+        if not self._rows_changed(statement):
+            raise self._lost_race(record_id, name, expected_version)
+
+    def _lost_race(
+        self, record_id: str, name: str, expected_version: int | None
+    ) -> NotFound | Conflict:
+        """Why a change matched no row: it was deleted, or someone else changed it first."""
+        current = self._session.scalar(
+            select(self._table.version).where(self._table.id == record_id)
+        )
+        if current is None:
+            return NotFound(self._kind, name)
+        return Conflict(
+            f"{self._kind} {name!r} was changed by someone else: the change was based on version "
+            f"{expected_version}, but the {self._kind} is now at version {current}; read it "
+            "again and retry"
+        )

@@ -25,6 +25,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from streamjobs.store.audit import AuditRepository
 from streamjobs.store.catalog import BundleRepository, NodeTypeRepository
+from streamjobs.store.connections import ConnectionRepository
 from streamjobs.store.identity import TokenRepository, UserRepository
 from streamjobs.store.jobs import JobRepository
 
@@ -104,6 +105,7 @@ class Repositories:
     """The repositories of one transaction, all working in the same session."""
 
     jobs: JobRepository
+    connections: ConnectionRepository
     users: UserRepository
     tokens: TokenRepository
     node_types: NodeTypeRepository
@@ -115,6 +117,7 @@ class Repositories:
         """Repositories that all read and write through ``session``."""
         return cls(
             jobs=JobRepository(session),
+            connections=ConnectionRepository(session),
             users=UserRepository(session),
             tokens=TokenRepository(session),
             node_types=NodeTypeRepository(session),

@@ -1,9 +1,7 @@
-"""Streaming jobs in the store, with optimistic concurrency.
+"""Streaming jobs in the store, with optimistic concurrency (see ``VersionedRepository``).
 
-Every job row carries a ``version``. A change names the version it was based on and is written
-with ``UPDATE … WHERE id = ? AND version = ?``, so of two concurrent changes exactly one lands and
-the other gets a ``Conflict``; nothing of the loser is written. Tags are copied out of the
-manifest into ``job_tags`` so lists can filter on them.
+Every job row carries a ``version``; a change based on an older one is a ``Conflict``. Tags are
+copied out of the manifest into ``job_tags`` so lists can filter on them.
 """
 
 from __future__ import annotations
@@ -16,10 +14,10 @@ from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import ColumnElement, Select, delete, func, insert, select, update
+from sqlalchemy import ColumnElement, Select, Text, cast, delete, func, insert, select
 
-from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound
-from streamjobs.store.base import Repository
+from streamjobs.domain.errors import AlreadyExists, NotFound
+from streamjobs.store.base import VersionedRepository
 from streamjobs.store.tables import JobRow, JobTagRow
 
 TagFilter = tuple[str, str | None]
@@ -46,8 +44,11 @@ class JobRecord:
     updated_at: datetime
 
 
-class JobRepository(Repository):
+class JobRepository(VersionedRepository):
     """Adds, reads, lists, changes and deletes jobs."""
+
+    _table = JobRow
+    _kind = "job"
 
     def add(
         self,
@@ -111,6 +112,19 @@ class JobRepository(Repository):
         page = _select_jobs().where(*criteria).order_by(JobRow.name).limit(limit).offset(offset)
         return self._records(self._session.scalars(page).all()), total or 0
 
+    def manifests_mentioning(self, text: str) -> dict[str, dict[str, Any]]:
+        """The manifests of the jobs whose stored JSON contains ``text``, by job name.
+
+        A coarse, fast filter (a substring of the JSON text, e.g. ``"kafka-main:``); callers
+        decide exactly which of the jobs it finds they are after.
+        """
+        found = self._session.execute(
+            select(JobRow.name, JobRow.manifest)
+            .where(cast(JobRow.manifest, Text).contains(text, autoescape=True))
+            .order_by(JobRow.name)
+        )
+        return {name: copy.deepcopy(manifest) for name, manifest in found}
+
     def update(
         self,
         name: str,
@@ -128,20 +142,16 @@ class JobRepository(Repository):
         ``Conflict`` if the job is no longer at ``expected_version``; ``NotFound`` if it is gone.
         """
         job = self.get(name)
-        changed = self._rows_changed(
-            update(JobRow)
-            .where(JobRow.id == job.id, JobRow.version == expected_version)
-            .values(
-                manifest=manifest,
-                description=description,
-                bundle=bundle,
-                version=expected_version + 1,
-                updated_by=actor,
-                updated_at=at,
-            )
+        self._update_versioned(
+            job.id,
+            name,
+            expected_version=expected_version,
+            manifest=manifest,
+            description=description,
+            bundle=bundle,
+            updated_by=actor,
+            updated_at=at,
         )
-        if not changed:
-            raise self._lost_race(job, expected_version)
         self._session.execute(delete(JobTagRow).where(JobTagRow.job_id == job.id))
         self._insert_tags(job.id, tags)
         return self.get(name)
@@ -149,21 +159,7 @@ class JobRepository(Repository):
     def delete(self, name: str, *, expected_version: int | None = None) -> None:
         """Delete the job and its tags; with ``expected_version``, only if still at that version."""
         job = self.get(name)
-        statement = delete(JobRow).where(JobRow.id == job.id)
-        if expected_version is not None:
-            statement = statement.where(JobRow.version == expected_version)
-        if not self._rows_changed(statement):
-            raise self._lost_race(job, expected_version)
-
-    def _lost_race(self, job: JobRecord, expected_version: int | None) -> NotFound | Conflict:
-        """Why a change of ``job`` matched no row: it was deleted, or changed by someone else."""
-        current = self._session.scalar(select(JobRow.version).where(JobRow.id == job.id))
-        if current is None:
-            return NotFound("job", job.name)
-        return Conflict(
-            f"job {job.name!r} was changed by someone else: the change was based on version "
-            f"{expected_version}, but the job is now at version {current}; read it again and retry"
-        )
+        self._delete_versioned(job.id, name, expected_version)
 
     def _insert_tags(self, job_id: str, tags: dict[str, str]) -> None:
         if tags:

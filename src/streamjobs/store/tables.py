@@ -110,6 +110,26 @@ class JobTagRow(Base):
     value: Mapped[str] = mapped_column(String(NAME_LENGTH))
 
 
+class ConnectionRow(Base):
+    """A named connection to a data system: its validated manifest and what the store knows."""
+
+    __tablename__ = "connections"
+    __table_args__ = (UniqueConstraint("name"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    namespace: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    type: Mapped[str] = mapped_column(String(32), index=True)
+    description: Mapped[str | None] = mapped_column(Text)
+    manifest: Mapped[dict[str, Any]] = mapped_column(JSON)
+    tags: Mapped[dict[str, str]] = mapped_column(JSON)
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    created_by: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    updated_by: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
 class UserRow(Base):
     """A person or service account that can hold access tokens."""
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import sqlalchemy as sa
 from alembic import op
 
-from streamjobs.clock import SystemClock
+from streamjobs.domain.clock import SystemClock
 
 revision: str = "0001"
 down_revision: str | Sequence[str] | None = None

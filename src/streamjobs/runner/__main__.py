@@ -1,0 +1,45 @@
+"""``python -m streamjobs.runner --manifest PATH …``: what ``spark-submit`` runs for a pipeline job.
+
+Exit codes: 0 when every query finished (Once, AvailableNow) or the run was stopped gracefully
+(SIGTERM/SIGINT: after the micro-batch in flight), 1 when a query failed, 2 when the manifest,
+connections or secrets are unusable — found before Spark starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+
+from streamjobs.runner.main import RunRequest, run
+
+
+def parse_args(argv: Sequence[str] | None = None) -> RunRequest:
+    parser = argparse.ArgumentParser(prog="python -m streamjobs.runner", description=__doc__)
+    parser.add_argument("--manifest", required=True, help="the job's manifest (YAML or JSON)")
+    parser.add_argument("--connections", help="Connection manifests the datasets refer to")
+    parser.add_argument("--application-id", help="the application this run belongs to")
+    parser.add_argument("--report-url", help="where to POST query events (default: stdout)")
+    parser.add_argument("--report-token-file", help="file holding the report token")
+    parser.add_argument("--master", help="Spark master, when not run by spark-submit")
+    parser.add_argument("--checkpoint-root", help="root of derived checkpoint locations")
+    parser.add_argument("--until-idle", action="store_true", help="stop once all are idle")
+    args = parser.parse_args(argv)
+    if args.report_url and not args.report_token_file:
+        parser.error("--report-url needs --report-token-file")
+    return RunRequest(
+        manifest=args.manifest,
+        connections=args.connections,
+        application_id=args.application_id,
+        report_url=args.report_url,
+        report_token_file=args.report_token_file,
+        master=args.master,
+        checkpoint_root=args.checkpoint_root,
+        until_idle=args.until_idle,
+        environment=dict(os.environ),
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(run(parse_args()))

@@ -1,0 +1,181 @@
+"""A pipeline run from files to exit code: load and check everything, then start Spark.
+
+Shared by the runner's ``__main__`` (under spark-submit) and ``streamjobs pipeline run``. Every
+problem with the manifest, the connections or the secrets is found before the Spark session
+starts, and reported with its field path.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from streamjobs.domain.clock import SystemClock
+from streamjobs.domain.connections import Connection, parse_connection
+from streamjobs.domain.datasets import DatasetResolver, secrets_from_environment
+from streamjobs.domain.documents import load_documents
+from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.domain.spec import (
+    StreamingJob,
+    parse_manifest,
+    resolved_template,
+    split_server_fields,
+)
+from streamjobs.runner.pipeline import PipelineRun, RunOutcome
+from streamjobs.runner.reporting import (
+    HttpReporter,
+    JsonLinesReporter,
+    Reporter,
+    ReportingListener,
+)
+from streamjobs.runner.session import build_session
+
+EXIT_INVALID = 2
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """Everything one run needs to know, from the command line and the environment."""
+
+    manifest: str
+    connections: str | None = None
+    application_id: str | None = None
+    report_url: str | None = None
+    report_token_file: str | None = None
+    master: str | None = None
+    checkpoint_root: str | None = None
+    until_idle: bool = False
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A checked job and what resolves its datasets."""
+
+    job: StreamingJob
+    connections: dict[str, Connection]
+    resolver: DatasetResolver
+
+
+def prepare(request: RunRequest) -> PreparedRun:
+    """Load and check the job, its connections and its secrets; InvalidInput names what is wrong."""
+    job = load_job(request.manifest, checkpoint_root=request.checkpoint_root)
+    if job.spec.pipeline is None:
+        raise InvalidInput(
+            [FieldError("spec.application.type", "the runner runs pipeline jobs only")],
+            source=request.manifest,
+        )
+    connections = load_connections(request.connections) if request.connections else {}
+    secrets = secrets_from_environment(request.environment, connections.values())
+    resolver = DatasetResolver(connections=connections, secrets=secrets)
+    try:
+        resolver.check(job.spec.pipeline)
+    except InvalidInput as error:
+        raise InvalidInput(error.errors, source=request.manifest) from None
+    return PreparedRun(job=job, connections=connections, resolver=resolver)
+
+
+def load_job(path: str, *, checkpoint_root: str | None) -> StreamingJob:
+    documents = load_documents(_read(path), source=path)
+    jobs = [d for d in documents if d.get("kind") == "StreamingJob"]
+    if len(jobs) != 1:
+        raise InvalidInput([FieldError("", "expected one StreamingJob manifest")], source=path)
+    manifest, _ = split_server_fields(jobs[0])
+    job = parse_manifest(manifest, checkpoint_root=checkpoint_root, source=path)
+    if checkpoint_root is None:
+        return job
+    return parse_manifest(resolved_template(job, checkpoint_root=checkpoint_root), source=path)
+
+
+def load_connections(path: str) -> dict[str, Connection]:
+    connections = {}
+    for document in load_documents(_read(path), source=path):
+        if document.get("kind") == "Connection":
+            connection = parse_connection(document, source=path)
+            connections[connection.metadata.name] = connection
+    return connections
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise InvalidInput([FieldError(path, f"cannot be read: {error}")]) from error
+
+
+def run(
+    request: RunRequest,
+    *,
+    reporter: Reporter | None = None,
+    errors: IO[str] | None = None,
+    on_started: Callable[[PipelineRun], None] | None = None,
+) -> int:
+    """Run the pipeline to its end and return the exit code."""
+    errors = errors or sys.stderr
+    try:
+        prepared = prepare(request)
+    except InvalidInput as error:
+        errors.write(f"error: {error.detail}\n")
+        return EXIT_INVALID
+    reporter = reporter or _reporter_for(request)
+    spark = build_session(
+        prepared.job, connections=prepared.connections.values(), master=request.master
+    )
+    clock = SystemClock()
+    listener = ReportingListener(reporter, clock=clock, application_id=request.application_id)
+    spark.streams.addListener(listener)
+    pipeline_run = PipelineRun(
+        spark,
+        prepared.job,
+        resolver=prepared.resolver,
+        reporter=reporter,
+        clock=clock,
+        application_id=request.application_id,
+    )
+    previous = _stop_on_signals(pipeline_run)
+    try:
+        pipeline_run.start()
+        if on_started:
+            on_started(pipeline_run)
+        outcome = pipeline_run.wait(until_idle=request.until_idle)
+        listener.await_terminated(str(query.id) for query in pipeline_run.queries)
+    finally:
+        _restore_signals(previous)
+        spark.streams.removeListener(listener)
+        reporter.close()
+    _report_failures(outcome, errors)
+    return outcome.exit_code
+
+
+def _reporter_for(request: RunRequest) -> Reporter:
+    if request.report_url and request.report_token_file:
+        token = Path(request.report_token_file).read_text().strip()
+        return HttpReporter(request.report_url, token)
+    return JsonLinesReporter()
+
+
+def _report_failures(outcome: RunOutcome, errors: IO[str]) -> None:
+    for name, reason in outcome.failures.items():
+        errors.write(f"error: query {name!r} failed: {reason}\n")
+
+
+SignalHandlers = dict[signal.Signals, object]
+
+
+def _stop_on_signals(pipeline_run: PipelineRun) -> SignalHandlers:
+    previous: SignalHandlers = {}
+    for number in (signal.SIGTERM, signal.SIGINT):
+        # Outside the main thread signals cannot be caught: the caller stops the run itself.
+        with contextlib.suppress(ValueError):
+            previous[number] = signal.signal(number, lambda *_: pipeline_run.request_stop())
+    return previous
+
+
+def _restore_signals(previous: SignalHandlers) -> None:
+    for number, handler in previous.items():
+        signal.signal(number, handler)  # type: ignore[arg-type]

@@ -1,0 +1,292 @@
+"""One run of a declared pipeline: its views, its queries, and how the run ends.
+
+Inputs and steps become temp views. Each output then gets a streaming query with its own
+checkpoint sub-directory (``<checkpoint>/<output>``) — or, in ``forEachBatchMode``, one query runs
+the steps on each micro-batch of the streaming input and writes every output from it, the batch
+computed once and persisted while it is written. ``wait`` watches the queries until they finish,
+fail, go idle (when asked) or are told to stop, which they do after the micro-batch in flight.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming import StreamingQuery
+
+from streamjobs.domain.clock import Clock
+from streamjobs.domain.datasets import DatasetResolver, SparkSink
+from streamjobs.domain.manifest import Guarantee, Input, InputFormat, Output, Pipeline, StreamingJob
+from streamjobs.runner.explain import plan_text
+from streamjobs.runner.reporting import Reporter
+from streamjobs.runner.sinks import QuerySettings, start_query, write_batch
+from streamjobs.runner.sources import InputFrames, read_input, read_raw, split_kafka_json
+from streamjobs.runner.triggers import with_trigger
+
+FOR_EACH_BATCH_QUERY = "foreachBatch"
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How a run ended: exit code 0 (finished or stopped) or 1, and the failed queries' reasons."""
+
+    exit_code: int
+    failures: dict[str, str] = field(default_factory=dict)
+    stopped: bool = False
+
+
+@dataclass(frozen=True)
+class PlannedOutput:
+    """An output with where it writes and the name its query and checkpoint go by."""
+
+    key: str
+    output: Output
+    sink: SparkSink
+    manifest_path: str
+
+
+class PipelineRun:
+    """Runs one pipeline job's queries on a Spark session."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        job: StreamingJob,
+        *,
+        resolver: DatasetResolver,
+        reporter: Reporter,
+        clock: Clock,
+        application_id: str | None = None,
+    ) -> None:
+        assert job.spec.pipeline is not None
+        self._spark = spark
+        self._job = job
+        self._pipeline: Pipeline = job.spec.pipeline
+        self._resolver = resolver
+        self._reporter = reporter
+        self._clock = clock
+        self._application_id = application_id or job.name
+        self._outputs = self._planned_outputs()
+        self._queries: list[StreamingQuery] = []
+        self._stop_requested = threading.Event()
+        self._scratch: str | None = None
+
+    @property
+    def queries(self) -> list[StreamingQuery]:
+        return list(self._queries)
+
+    def explain(self) -> str:
+        """The plans of every output's query, without starting any."""
+        frames = self._define_views()
+        sections = []
+        for planned in self._outputs:
+            frame = frames.get(planned.output.name) or self._spark.table(planned.output.name)
+            sections.append(f"== {planned.key} -> {planned.sink.where} ==\n{plan_text(frame)}")
+        return "\n".join(sections)
+
+    def start(self) -> list[StreamingQuery]:
+        """Start the pipeline's queries."""
+        if self._pipeline.streaming.for_each_batch_mode:
+            self._queries = [self._start_for_each_batch()]
+        else:
+            bad_records = self._define_views()
+            self._queries = [
+                self._start_output(planned, bad_records.get(planned.output.name))
+                for planned in self._outputs
+            ]
+        return self.queries
+
+    def request_stop(self) -> None:
+        """Ask the run to stop after the micro-batch in flight (safe from a signal handler)."""
+        self._stop_requested.set()
+
+    def wait(self, *, until_idle: bool = False, poll_seconds: float = 0.2) -> RunOutcome:
+        """Watch the queries until they all finish, one fails, or the run is told to stop."""
+        try:
+            return self._watch(until_idle=until_idle, poll_seconds=poll_seconds)
+        finally:
+            if self._scratch is not None:
+                shutil.rmtree(self._scratch, ignore_errors=True)
+
+    def _watch(self, *, until_idle: bool, poll_seconds: float) -> RunOutcome:
+        while True:
+            if self._stop_requested.is_set():
+                self._stop_after_current_batch()
+                return RunOutcome(exit_code=0, stopped=True)
+            failures = {
+                query.name or str(query.id): _reason(query)
+                for query in self._queries
+                if not query.isActive and query.exception() is not None
+            }
+            if failures:
+                self._stop_after_current_batch()
+                return RunOutcome(exit_code=1, failures=failures)
+            active = [query for query in self._queries if query.isActive]
+            if not active:
+                return RunOutcome(exit_code=0)
+            if until_idle and all(_is_idle(query) for query in active):
+                self._stop_after_current_batch()
+                return RunOutcome(exit_code=0, stopped=True)
+            time.sleep(poll_seconds)
+
+    def _planned_outputs(self) -> list[PlannedOutput]:
+        names = [output.name for output in self._pipeline.outputs]
+        planned = []
+        for index, output in enumerate(self._pipeline.outputs):
+            path = f"spec.pipeline.outputs[{index}]"
+            key = output.name if names.count(output.name) == 1 else f"{output.name}-{index}"
+            sink = self._resolver.sink(output, path=path)
+            planned.append(PlannedOutput(key=key, output=output, sink=sink, manifest_path=path))
+        return planned
+
+    def _define_views(self) -> dict[str, DataFrame]:
+        """Register every input and step as a temp view; returns the bad-record frames by output."""
+        bad_records: dict[str, DataFrame] = {}
+        for index, item in enumerate(self._pipeline.inputs):
+            location = self._resolver.source(item, path=f"spec.pipeline.inputs[{index}]")
+            frames = read_input(self._spark, item, location)
+            frames.view.createOrReplaceTempView(item.name)
+            if frames.bad_records is not None and item.bad_records is not None:
+                bad_records[item.bad_records.output] = frames.bad_records
+        self._define_steps(self._spark)
+        return bad_records
+
+    def _define_steps(self, spark: SparkSession) -> None:
+        for step in self._pipeline.steps:
+            for view in step.sequence:
+                spark.sql(view.sql).createOrReplaceTempView(view.name)
+
+    def _checkpoint(self, key: str) -> str | None:
+        """``<checkpoint>/<key>``; under guarantee NONE a scratch directory the run deletes."""
+        location = self._pipeline.streaming.checkpoint_location
+        if self._job.spec.processing.guarantee is Guarantee.NONE or location is None:
+            if self._scratch is None:
+                self._scratch = tempfile.mkdtemp(prefix=f"streamjobs-{self._job.name}-")
+            location = self._scratch
+        return location.rstrip("/") + "/" + key
+
+    def _start_output(
+        self, planned: PlannedOutput, bad_records: DataFrame | None
+    ) -> StreamingQuery:
+        frame = bad_records if bad_records is not None else self._spark.table(planned.output.name)
+        if self._pipeline.explain:
+            self._report_plan(planned.key, frame)
+        settings = QuerySettings(
+            name=f"{self._job.name}/{planned.key}",
+            streaming=self._pipeline.streaming,
+            checkpoint=self._checkpoint(planned.key),
+        )
+        query = start_query(
+            frame,
+            planned.output,
+            planned.sink,
+            settings,
+            writer_id=f"{self._application_id}/{planned.key}",
+        )
+        if self._pipeline.show_preview_lines:
+            self._start_preview(planned.key, frame)
+        return query
+
+    def _start_preview(self, key: str, frame: DataFrame) -> None:
+        """A console query that shows the first rows of each micro-batch (no checkpoint)."""
+        writer = frame.writeStream.format("console").queryName(f"{self._job.name}/{key}/preview")
+        writer = writer.option("numRows", self._pipeline.show_preview_lines).option(
+            "truncate", "false"
+        )
+        self._queries.append(with_trigger(writer, self._pipeline.streaming).start())
+
+    def _start_for_each_batch(self) -> StreamingQuery:
+        streamed = [item for item in self._pipeline.inputs if item.is_stream]
+        assert len(streamed) == 1, "validation allows one streaming input in forEachBatchMode"
+        stream = streamed[0]
+        for index, item in enumerate(self._pipeline.inputs):
+            location = self._resolver.source(item, path=f"spec.pipeline.inputs[{index}]")
+            if item.is_stream:
+                raw = read_raw(self._spark, item, location)
+            else:
+                read_input(self._spark, item, location).view.createOrReplaceTempView(item.name)
+        writer = raw.writeStream.foreachBatch(
+            lambda batch, batch_id: self._write_micro_batch(stream, batch, batch_id)
+        ).queryName(self._job.name)
+        checkpoint = self._checkpoint(FOR_EACH_BATCH_QUERY)
+        if checkpoint:
+            writer = writer.option("checkpointLocation", checkpoint)
+        return with_trigger(writer, self._pipeline.streaming).start()
+
+    def _write_micro_batch(self, stream: Input, batch: DataFrame, batch_id: int) -> None:
+        """Run the steps on one micro-batch and write it to every output."""
+        batch.persist()
+        try:
+            spark = batch.sparkSession
+            frames = (
+                split_kafka_json(batch, stream)
+                if stream.format is InputFormat.KAFKA_JSON
+                else InputFrames(view=batch)
+            )
+            frames.view.createOrReplaceTempView(stream.name)
+            self._define_steps(spark)
+            for planned in self._outputs:
+                frame = self._batch_frame(planned, stream, frames, spark)
+                if self._pipeline.show_preview_lines:
+                    frame.show(self._pipeline.show_preview_lines, truncate=False)
+                write_batch(
+                    frame,
+                    planned.output,
+                    planned.sink,
+                    batch_id=batch_id,
+                    writer_id=f"{self._application_id}/{planned.key}",
+                )
+        finally:
+            batch.unpersist()
+
+    def _batch_frame(
+        self, planned: PlannedOutput, stream: Input, frames: InputFrames, spark: SparkSession
+    ) -> DataFrame:
+        if stream.bad_records is not None and planned.output.name == stream.bad_records.output:
+            assert frames.bad_records is not None
+            count = frames.bad_records.count()
+            self._report("badRecords", {"input": stream.name, "count": count})
+            return frames.bad_records
+        return spark.table(planned.output.name)
+
+    def _report_plan(self, key: str, frame: DataFrame) -> None:
+        self._report("plan", {"output": key, "plan": plan_text(frame)})
+
+    def _report(self, kind: str, fields: dict[str, object]) -> None:
+        self._reporter.report(
+            {
+                "type": kind,
+                "timestamp": self._clock.now().isoformat(),
+                "name": self._job.name,
+                "applicationId": self._application_id,
+                **fields,
+            }
+        )
+
+    def _stop_after_current_batch(self, timeout_seconds: float = 60.0) -> None:
+        deadline = self._clock.now() + timedelta(seconds=timeout_seconds)
+        for query in self._queries:
+            while query.isActive and query.status["isTriggerActive"]:
+                if self._clock.now() > deadline:
+                    break
+                time.sleep(0.05)
+            query.stop()
+
+
+def _is_idle(query: StreamingQuery) -> bool:
+    status = query.status
+    return (
+        query.lastProgress is not None
+        and not status["isDataAvailable"]
+        and not status["isTriggerActive"]
+    )
+
+
+def _reason(query: StreamingQuery) -> str:
+    error = query.exception()
+    return "stopped" if error is None else str(error)

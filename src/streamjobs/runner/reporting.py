@@ -1,0 +1,241 @@
+"""Where the runner's query events go: the server over HTTP, standard output, or a person.
+
+A ``StreamingQueryListener`` turns Spark's callbacks into plain event dicts and hands them to a
+``Reporter``. The HTTP reporter posts from a background thread with a bounded buffer that drops
+the oldest events first, so a server that is away never slows or stops the job.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections import deque
+from collections.abc import Callable, Iterable
+from typing import IO, Any, Protocol
+
+from pyspark.sql.streaming import StreamingQueryListener
+from pyspark.sql.streaming.listener import (
+    QueryIdleEvent,
+    QueryProgressEvent,
+    QueryStartedEvent,
+    QueryTerminatedEvent,
+)
+
+from streamjobs.domain.clock import Clock
+
+Event = dict[str, Any]
+
+
+class Reporter(Protocol):
+    """Receives the runner's events.
+
+    Contract: ``report`` returns at once and never raises (it is called on Spark's listener
+    thread); an event is a JSON-serialisable dict with at least ``type`` and ``timestamp``.
+    ``close`` delivers what it still can within a short time and releases resources.
+    """
+
+    def report(self, event: Event) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class JsonLinesReporter:
+    """One JSON object per line on a stream (standard output by default)."""
+
+    def __init__(self, stream: IO[str] | None = None) -> None:
+        self._stream = stream or sys.stdout
+        self._lock = threading.Lock()
+
+    def report(self, event: Event) -> None:
+        with self._lock:
+            self._stream.write(json.dumps(event, default=str) + "\n")
+            self._stream.flush()
+
+    def close(self) -> None:
+        self._stream.flush()
+
+
+class HttpReporter:
+    """Posts events as JSON batches to the server, from a background thread, buffered and bounded.
+
+    ``url`` receives ``POST {"events": [...]}`` with ``Authorization: Bearer <token>``. When the
+    server is away, events wait in the buffer (oldest dropped past ``capacity``) and are retried
+    with a growing pause.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        capacity: int = 1000,
+        batch_size: int = 100,
+        timeout: float = 5.0,
+        max_pause: float = 10.0,
+    ) -> None:
+        self._url = url
+        self._token = token
+        self._buffer: deque[Event] = deque(maxlen=capacity)
+        self._batch_size = batch_size
+        self._timeout = timeout
+        self._max_pause = max_pause
+        self._wake = threading.Condition()
+        self._closing = False
+        self.dropped = 0
+        self._thread = threading.Thread(
+            target=self._deliver, name="streamjobs-reporter", daemon=True
+        )
+        self._thread.start()
+
+    def report(self, event: Event) -> None:
+        with self._wake:
+            if len(self._buffer) == self._buffer.maxlen:
+                self.dropped += 1
+            self._buffer.append(event)
+            self._wake.notify()
+
+    def close(self, deadline_seconds: float = 5.0) -> None:
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
+        self._thread.join(timeout=deadline_seconds)
+
+    def _deliver(self) -> None:
+        pause = 0.0
+        while True:
+            with self._wake:
+                while not self._buffer and not self._closing:
+                    self._wake.wait()
+                if not self._buffer:
+                    return
+                batch = [self._buffer[i] for i in range(min(self._batch_size, len(self._buffer)))]
+            if self._post(batch):
+                with self._wake:
+                    for _ in batch:
+                        if self._buffer:
+                            self._buffer.popleft()
+                pause = 0.0
+                continue
+            if self._closing:
+                return
+            pause = min(self._max_pause, max(0.5, pause * 2))
+            time.sleep(pause)
+
+    def _post(self, batch: list[Event]) -> bool:
+        body = json.dumps({"events": batch}, default=str).encode()
+        request = urllib.request.Request(
+            self._url,
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {self._token}"},
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=self._timeout) as response:
+                return 200 <= response.status < 300
+        except (urllib.error.URLError, OSError, ValueError):
+            return False
+
+
+class ProgressPrinter:
+    """Human progress lines for ``streamjobs pipeline run``: one per micro-batch, and the end."""
+
+    def __init__(self, write: Callable[[str], None] | None = None) -> None:
+        self._write = write or (lambda line: print(line, flush=True))
+
+    def report(self, event: Event) -> None:
+        self._write(progress_line(event))
+
+    def close(self) -> None:
+        return None
+
+
+def progress_line(event: Event) -> str:
+    """One line a person can read for an event."""
+    name = event.get("name") or event.get("id", "")
+    if event["type"] != "progress":
+        detail = f": {event['exception']}" if event.get("exception") else ""
+        return f"[{name}] query {event['type']}{detail}"
+    progress = event["progress"]
+    behind = offsets_behind(progress)
+    parts = [
+        f"[{name}] batch {progress.get('batchId')}",
+        f"rows {progress.get('numInputRows', 0)}",
+        f"in {progress.get('inputRowsPerSecond', 0.0):.1f}/s",
+        f"processed {progress.get('processedRowsPerSecond', 0.0):.1f}/s",
+        f"took {progress.get('durationMs', {}).get('triggerExecution', 0)} ms",
+    ]
+    if behind is not None:
+        parts.append(f"offsets behind {behind}")
+    for metrics in (progress.get("observedMetrics") or {}).values():
+        parts.extend(f"{key} {value}" for key, value in metrics.items())
+    return ", ".join(parts)
+
+
+def offsets_behind(progress: dict[str, Any]) -> int | None:
+    """How far the query's Kafka sources are behind the latest offsets, when Spark says."""
+    figures = [
+        int(float(source["metrics"]["maxOffsetsBehindLatest"]))
+        for source in progress.get("sources", [])
+        if (source.get("metrics") or {}).get("maxOffsetsBehindLatest") is not None
+    ]
+    return sum(figures) if figures else None
+
+
+class ReportingListener(StreamingQueryListener):
+    """Turns Spark's query callbacks into events for a reporter."""
+
+    def __init__(
+        self, reporter: Reporter, *, clock: Clock, application_id: str | None = None
+    ) -> None:
+        self._reporter = reporter
+        self._clock = clock
+        self._application_id = application_id
+        self._names: dict[str, str] = {}
+        self._terminated: set[str] = set()
+        self._termination = threading.Condition()
+
+    def await_terminated(self, query_ids: Iterable[str], timeout_seconds: float = 10.0) -> bool:
+        """Wait until Spark has told of the end of every query in ``query_ids``.
+
+        Spark delivers listener events asynchronously, so a query can have stopped before its
+        ``terminated`` event is reported; waiting for it keeps the last event from being lost.
+        """
+        wanted = set(query_ids)
+        with self._termination:
+            return self._termination.wait_for(
+                lambda: wanted <= self._terminated, timeout=timeout_seconds
+            )
+
+    def onQueryStarted(self, event: QueryStartedEvent) -> None:  # noqa: N802 - Spark's name
+        self._names[str(event.id)] = event.name or str(event.id)
+        self._emit("started", str(event.id), str(event.runId))
+
+    def onQueryProgress(self, event: QueryProgressEvent) -> None:  # noqa: N802
+        progress = json.loads(event.progress.json)
+        self._emit("progress", progress["id"], progress["runId"], progress=progress)
+
+    def onQueryIdle(self, event: QueryIdleEvent) -> None:  # noqa: N802
+        self._emit("idle", str(event.id), str(event.runId))
+
+    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:  # noqa: N802
+        self._emit("terminated", str(event.id), str(event.runId), exception=event.exception)
+        with self._termination:
+            self._terminated.add(str(event.id))
+            self._termination.notify_all()
+
+    def _emit(self, kind: str, query_id: str, run_id: str, **fields: Any) -> None:
+        event: Event = {
+            "type": kind,
+            "timestamp": self._clock.now().isoformat(),
+            "id": query_id,
+            "runId": run_id,
+            "name": self._names.get(query_id, query_id),
+            **fields,
+        }
+        if self._application_id:
+            event["applicationId"] = self._application_id
+        self._reporter.report(event)

@@ -1,0 +1,126 @@
+"""Writes a pipeline's outputs: as streaming queries, or micro-batch by micro-batch.
+
+Streaming sinks (files, Delta, Iceberg, Kafka, console) start one query per output, each with its
+own checkpoint, so Spark's sink commit protocols give their guarantees. Batch writers serve
+``forEachBatchMode`` and the sinks that have no streaming writer (JDBC); the Delta and Iceberg
+batch writers tag each write with the micro-batch id so a replayed batch is not written twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pyspark.errors import AnalysisException
+from pyspark.sql import DataFrame, DataFrameWriter
+from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
+from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
+
+from streamjobs.domain.datasets import SparkSink
+from streamjobs.domain.manifest import Output, OutputFormat, Streaming
+from streamjobs.runner import jdbc
+from streamjobs.runner.triggers import with_trigger
+
+BATCH_ONLY = frozenset({OutputFormat.JDBC})
+ICEBERG_BATCH_PROPERTY = "streamjobs.batch"
+
+BatchWriter = Callable[[DataFrame, int], None]
+
+
+@dataclass(frozen=True)
+class QuerySettings:
+    """How an output's streaming query runs."""
+
+    name: str
+    streaming: Streaming
+    checkpoint: str | None
+
+
+def start_query(
+    frame: DataFrame, output: Output, sink: SparkSink, settings: QuerySettings, *, writer_id: str
+) -> StreamingQuery:
+    """Start the streaming query that writes ``frame`` to the output."""
+    if output.format in BATCH_ONLY:
+        batch_writer = batch_writer_for(output, sink, writer_id=writer_id)
+        writer = frame.writeStream.foreachBatch(batch_writer)
+    else:
+        writer = _streaming_writer(prepared(frame, output), sink)
+    writer = writer.queryName(settings.name).outputMode(output.output_mode.value)
+    if settings.checkpoint:
+        writer = writer.option("checkpointLocation", settings.checkpoint)
+    writer = with_trigger(writer, settings.streaming)
+    if output.format not in BATCH_ONLY and sink.table:
+        return writer.toTable(sink.table)
+    if output.format not in BATCH_ONLY and sink.path:
+        return writer.start(sink.path)
+    return writer.start()
+
+
+def _streaming_writer(frame: DataFrame, sink: SparkSink) -> DataStreamWriter:
+    writer = frame.writeStream.format(sink.format).options(**sink.options)
+    return writer.partitionBy(*sink.partition_by) if sink.partition_by else writer
+
+
+def batch_writer_for(output: Output, sink: SparkSink, *, writer_id: str) -> BatchWriter:
+    """A function that writes one micro-batch to the output; ``writer_id`` names this writer
+    across restarts (Delta's ``txnAppId``)."""
+
+    def write(batch: DataFrame, batch_id: int) -> None:
+        write_batch(prepared(batch, output), output, sink, batch_id=batch_id, writer_id=writer_id)
+
+    return write
+
+
+def write_batch(
+    batch: DataFrame, output: Output, sink: SparkSink, *, batch_id: int, writer_id: str
+) -> None:
+    """Write one micro-batch (or a batch job's result) to the output."""
+    if output.format is OutputFormat.JDBC:
+        (jdbc.upsert if sink.key_columns else jdbc.append)(batch, sink)
+    elif output.format is OutputFormat.DELTA:
+        writer = batch.write.format("delta").mode(sink.save_mode).options(**sink.options)
+        writer = writer.option("txnAppId", writer_id).option("txnVersion", batch_id)
+        _save(writer.partitionBy(*sink.partition_by), sink)
+    elif output.format is OutputFormat.ICEBERG:
+        _write_iceberg_batch(batch, sink, marker=f"{writer_id}:{batch_id}")
+    elif output.format is OutputFormat.CONSOLE:
+        batch.show(int(sink.options.get("numRows", "20")), truncate=False)
+    else:
+        writer = batch.write.format(sink.format).mode(sink.save_mode).options(**sink.options)
+        _save(writer.partitionBy(*sink.partition_by), sink)
+
+
+def _save(writer: DataFrameWriter, sink: SparkSink) -> None:
+    if sink.table:
+        writer.saveAsTable(sink.table)
+    else:
+        writer.save(sink.path)
+
+
+def _write_iceberg_batch(batch: DataFrame, sink: SparkSink, *, marker: str) -> None:
+    """Append to an Iceberg table unless a snapshot already carries this batch's marker."""
+    assert sink.table is not None
+    spark = batch.sparkSession
+    writer = batch.writeTo(sink.table).option(f"snapshot-property.{ICEBERG_BATCH_PROPERTY}", marker)
+    try:
+        written = spark.sql(
+            f"SELECT 1 FROM {sink.table}.snapshots "
+            f"WHERE summary['{ICEBERG_BATCH_PROPERTY}'] = '{marker}' LIMIT 1"
+        )
+    except AnalysisException:
+        writer.using("iceberg").create()
+        return
+    if written.isEmpty():
+        writer.append()
+
+
+def prepared(frame: DataFrame, output: Output) -> DataFrame:
+    """The frame in the shape its sink needs: Kafka takes ``value`` (and ``key``) columns."""
+    if output.format is not OutputFormat.KAFKA:
+        return frame
+    columns = set(frame.columns)
+    value = F.col("value") if "value" in columns else F.to_json(F.struct(*frame.columns))
+    selected = [value.cast("string").alias("value")]
+    if "key" in columns:
+        selected.insert(0, F.col("key").cast("string").alias("key"))
+    return frame.select(*selected)

@@ -1,0 +1,131 @@
+"""What the use cases of every kind of resource (jobs, connections) do the same way.
+
+Applying a manifest says whether it created, changed or left the resource alone; a resource's name
+never changes; lists come in pages of bounded size; every change leaves an audit entry in the
+transaction that makes it; and clients see a stored manifest with the metadata the server owns.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from streamjobs.domain.access import Actor
+from streamjobs.domain.clock import Clock
+from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.store.db import Repositories
+
+MAX_PAGE_SIZE = 500
+
+Item = TypeVar("Item")
+
+
+class ApplyOutcome(StrEnum):
+    """What an apply did, so applying the same manifest twice can say it changed nothing."""
+
+    CREATED = "created"
+    CONFIGURED = "configured"
+    UNCHANGED = "unchanged"
+
+
+@dataclass(frozen=True)
+class Page(Generic[Item]):
+    """One page of a list and how many items match in all."""
+
+    items: list[Item]
+    total: int
+    limit: int
+    offset: int
+
+
+class StoredRecord(Protocol):
+    """What the store keeps about every versioned resource."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def manifest(self) -> dict[str, Any]: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def created_by(self) -> str: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def updated_by(self) -> str: ...
+    @property
+    def updated_at(self) -> datetime: ...
+
+
+def stored_form(manifest: BaseModel) -> dict[str, Any]:
+    """A parsed manifest as the store keeps it: JSON data, camelCase keys, defaults filled in."""
+    return manifest.model_dump(by_alias=True, mode="json")
+
+
+def with_server_metadata(record: StoredRecord) -> dict[str, Any]:
+    """The stored manifest with the metadata the server owns (``uid``, ``resourceVersion``, …),
+    which ``split_server_fields`` drops again when the document is applied back."""
+    document = copy.deepcopy(record.manifest)
+    document["metadata"].update(
+        uid=record.id,
+        resourceVersion=str(record.version),
+        creationTimestamp=record.created_at.isoformat(),
+        createdBy=record.created_by,
+        updateTimestamp=record.updated_at.isoformat(),
+        updatedBy=record.updated_by,
+    )
+    return document
+
+
+def require_same_name(kind: str, name: str, manifest_name: str, *, instead: str) -> None:
+    """``InvalidInput`` at ``metadata.name`` unless the manifest keeps the resource's name;
+    ``instead`` says how to get the resource under a new name."""
+    if manifest_name != name:
+        raise InvalidInput(
+            [
+                FieldError(
+                    "metadata.name",
+                    f"a {kind}'s name cannot change (it is {name!r}, the manifest says "
+                    f"{manifest_name!r}); {instead}",
+                )
+            ]
+        )
+
+
+def check_page(limit: int, offset: int) -> None:
+    """``InvalidInput`` at ``query.limit`` / ``query.offset`` for a page out of bounds."""
+    errors = []
+    if not 1 <= limit <= MAX_PAGE_SIZE:
+        errors.append(FieldError("query.limit", f"must be between 1 and {MAX_PAGE_SIZE}"))
+    if offset < 0:
+        errors.append(FieldError("query.offset", "must not be negative"))
+    if errors:
+        raise InvalidInput(errors)
+
+
+def audit(
+    repos: Repositories,
+    clock: Clock,
+    actor: Actor,
+    action: str,
+    *,
+    kind: str,
+    name: str,
+    detail: dict[str, Any],
+) -> None:
+    """Record that ``actor`` did ``action`` (e.g. ``connection.created``) to a resource, in the
+    transaction of ``repos``, so the entry lands exactly when the change does."""
+    repos.audit.append(
+        at=clock.now(),
+        actor=actor.name,
+        action=action,
+        resource_kind=kind,
+        resource_name=name,
+        detail=detail,
+        source=actor.source,
+    )
