@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SOURCES := src tests
 
-.PHONY: run test lint java postgres maven clean
+.PHONY: run test lint bench java postgres maven clean
 
 run: java $(VENV)/.installed-run
 	$(BIN)/streamjobs admin bootstrap
@@ -20,6 +20,14 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/ruff format --check $(SOURCES)
 	$(BIN)/mypy src/streamjobs/domain
 	$(BIN)/lint-imports
+
+# The benchmark figures (bench/README.md): rewrites bench/REPORT.md and its charts. Not part of
+# `make test`, which is to run only the smoke run `python -m bench.run --quick`.
+# Some figures only: `make bench BENCH_ARGS="--figures 1"`.
+BENCH_ARGS ?=
+bench: java maven $(VENV)/.installed-dev
+	$(BIN)/python scripts/resolve-jars.py
+	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
 java:
 	@scripts/check-java.sh

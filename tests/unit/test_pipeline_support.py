@@ -9,13 +9,18 @@ import pytest
 from tests.unit.manifests import assert_error, changed, parse, pipeline_manifest
 
 KAFKA_IN = {"name": "ticks", "format": "kafkajson", "dataset": "kafka-main:in", "schema": "a INT"}
-KAFKA_OUT = {"name": "evens", "format": "kafka", "dataset": "kafka-main:out"}
+KAFKA_OUT = {
+    "name": "evens",
+    "format": "kafka",
+    "dataset": "kafka-main:out",
+    "outputMode": "update",
+}
 
 
 def kafka_to_kafka(mode: str, **streaming: Any) -> dict[str, Any]:
     return changed(
         pipeline_manifest(),
-        ("spec.pipeline.streaming", {"triggerMode": mode, "triggerDuration": "1 second"}),
+        ("spec.pipeline.streaming", {"triggerMode": mode, "triggerDuration": "5 seconds"}),
         ("spec.pipeline.inputs[0]", KAFKA_IN),
         ("spec.pipeline.outputs[0]", KAFKA_OUT),
         *((f"spec.pipeline.streaming.{key}", value) for key, value in streaming.items()),
@@ -99,3 +104,25 @@ def test_exactly_once_file_outputs_need_the_file_sink_log() -> None:
     delta = {"name": "evens", "format": "delta", "path": "/tmp/delta"}
     fixed = changed(manifest, ("spec.pipeline.outputs[0]", delta))
     assert parse(fixed, checkpoint_root="file:///c").spec.pipeline is not None
+
+
+def test_real_time_batches_last_at_least_five_seconds() -> None:
+    manifest = changed(
+        kafka_to_kafka("RealTime"), ("spec.pipeline.streaming.triggerDuration", "1 second")
+    )
+    assert_error(manifest, "spec.pipeline.streaming.triggerDuration", "at least 5 seconds")
+    lowered = changed(
+        manifest,
+        (
+            "spec.configuration",
+            {"sparkConf": {"spark.sql.streaming.realTimeMode.minBatchDuration": "1s"}},
+        ),
+    )
+    assert parse(lowered).spec.pipeline is not None
+
+
+def test_real_time_writes_in_update_mode() -> None:
+    manifest = changed(
+        kafka_to_kafka("RealTime"), ("spec.pipeline.outputs[0].outputMode", "append")
+    )
+    assert_error(manifest, "spec.pipeline.outputs[0].outputMode", "set outputMode: update")

@@ -136,6 +136,28 @@ SparkInterval = Annotated[
         "or '1 hour 30 minutes'",
     ),
 ]
+_MILLIS_PER_UNIT = {
+    "week": 604_800_000,
+    "day": 86_400_000,
+    "hour": 3_600_000,
+    "minute": 60_000,
+    "second": 1_000,
+    "millisecond": 1,
+    "microsecond": 0.001,
+}
+
+
+def interval_millis(interval: str) -> float:
+    """The length of a valid ``SparkInterval`` in milliseconds."""
+    words = interval.split()
+    if words[0] == "interval":
+        words = words[1:]
+    amounts, units = words[0::2], words[1::2]
+    return sum(
+        int(n) * _MILLIS_PER_UNIT[unit.rstrip("s")] for n, unit in zip(amounts, units, strict=True)
+    )
+
+
 JavaClassName = Annotated[
     str,
     Syntax(

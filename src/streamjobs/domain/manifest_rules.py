@@ -58,7 +58,9 @@ def broken_rules(job: StreamingJob, *, checkpoint_root: str | None) -> list[Fiel
     errors = [*_application_errors(spec), *_instance_errors(spec.instance)]
     if spec.pipeline is not None:
         errors += _pipeline_errors(spec.pipeline)
-        errors += support_errors(spec.pipeline, spec.processing.guarantee)
+        errors += support_errors(
+            spec.pipeline, spec.processing.guarantee, spec.configuration.spark_conf
+        )
         if spec.processing.guarantee is Guarantee.EXACTLY_ONCE:
             errors += _exactly_once_errors(spec.pipeline, checkpoint_root)
     return errors

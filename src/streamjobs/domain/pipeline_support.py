@@ -7,13 +7,15 @@ with the field path and what to choose, so a bad pipeline never reaches Spark.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from streamjobs.domain.errors import FieldError
+from streamjobs.domain.formats import interval_millis
 from streamjobs.domain.manifest import (
     Guarantee,
     InputFormat,
     OutputFormat,
+    OutputMode,
     Pipeline,
     TriggerMode,
 )
@@ -28,11 +30,16 @@ TRIGGER_SUPPORT: dict[TriggerMode, tuple[frozenset[InputFormat], frozenset[Outpu
     TriggerMode.REAL_TIME: (KAFKA_INPUTS, frozenset({OutputFormat.KAFKA, OutputFormat.CONSOLE})),
 }
 """Triggers that only some sources and sinks support, and those they do."""
+REAL_TIME_MIN_BATCH_SETTING = "spark.sql.streaming.realTimeMode.minBatchDuration"
+REAL_TIME_MIN_BATCH_MILLIS = 5000
 
 
-def support_errors(pipeline: Pipeline, guarantee: Guarantee) -> Iterator[FieldError]:
-    """Every combination in ``pipeline`` that Spark cannot run."""
+def support_errors(
+    pipeline: Pipeline, guarantee: Guarantee, spark_conf: Mapping[str, str]
+) -> Iterator[FieldError]:
+    """Every combination in ``pipeline`` that Spark cannot run (with the job's ``sparkConf``)."""
     yield from _trigger_errors(pipeline)
+    yield from _real_time_interval_errors(pipeline, spark_conf)
     yield from _static_input_errors(pipeline)
     if pipeline.streaming.for_each_batch_mode:
         yield from _for_each_batch_errors(pipeline, guarantee)
@@ -69,12 +76,35 @@ def _trigger_errors(pipeline: Pipeline) -> Iterator[FieldError]:
                 f"{mode} queries cannot count and route bad records; use a ProcessingTime trigger",
             )
     for index, output in enumerate(pipeline.outputs):
+        if mode is TriggerMode.REAL_TIME and output.output_mode is not OutputMode.UPDATE:
+            yield FieldError(
+                f"spec.pipeline.outputs[{index}].outputMode",
+                "a RealTime query writes in update mode (Spark's real-time mode has no append "
+                "mode yet); set outputMode: update",
+            )
         if output.format not in outputs:
             yield FieldError(
                 f"spec.pipeline.outputs[{index}].format",
                 f"a {mode} trigger cannot write {output.format!s} outputs; it writes "
                 f"{_listed(outputs)} (or use a ProcessingTime trigger at {mode_path})",
             )
+
+
+def _real_time_interval_errors(
+    pipeline: Pipeline, spark_conf: Mapping[str, str]
+) -> Iterator[FieldError]:
+    streaming = pipeline.streaming
+    if streaming.trigger_mode is not TriggerMode.REAL_TIME or streaming.trigger_duration is None:
+        return
+    if REAL_TIME_MIN_BATCH_SETTING in spark_conf:
+        return
+    if interval_millis(streaming.trigger_duration) < REAL_TIME_MIN_BATCH_MILLIS:
+        yield FieldError(
+            "spec.pipeline.streaming.triggerDuration",
+            f"a RealTime trigger runs batches of at least {REAL_TIME_MIN_BATCH_MILLIS // 1000} "
+            f"seconds (Spark's {REAL_TIME_MIN_BATCH_SETTING}); give a longer duration or set "
+            "that setting in spec.configuration.sparkConf",
+        )
 
 
 def _static_input_errors(pipeline: Pipeline) -> Iterator[FieldError]:

@@ -1,0 +1,375 @@
+"""Figure 1, pipeline throughput: Kafka JSON -> filter/project SQL -> Parquet (and Delta).
+
+The same query runs (a) through streamjobs — ``python -m streamjobs.runner --manifest job.yaml
+--connections connections.yaml --master local[2] --until-idle``, what ``spark-submit`` runs for a
+pipeline job — and (b) as the hand-written PySpark script ``bench/baseline_kafka_to_parquet.py``.
+Both are child processes with their own JVM, on ``local[2]``, with the AvailableNow trigger, the
+same ``maxOffsetsPerTrigger`` and the same Spark settings: the baseline is handed exactly the
+settings streamjobs derives for the job (``streamjobs.runner.session.session_conf``), so
+connector jars, event logging and the rest cannot differ. Both read the same pre-loaded topic from
+its start; their order alternates from one pair of runs to the next.
+
+Throughput is the records read divided by the processing window (``bench.progress``): from the
+start of the first micro-batch to the end of the last, by Spark's progress reports. The process's
+whole life is timed too, and the Spark event log says how the window's time was spent;
+``bench.throughput_report`` turns the runs into the figure.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from bench import kafka_data
+from bench.eventlog import TaskTime, read_event_log
+from bench.processes import run_subject
+from bench.progress import ProcessingWindow, processing_window, read_progress
+from bench.results import Target
+from streamjobs.devtools.kafka import KafkaBroker
+from streamjobs.runner.main import load_job
+from streamjobs.runner.session import session_conf
+
+BENCH = Path(__file__).resolve().parent
+BASELINE_SCRIPT = BENCH / "baseline_kafka_to_parquet.py"
+COUNT_SCRIPT = BENCH / "count_rows.py"
+
+TOPIC = "orders"
+CONNECTION = "bench-kafka"
+JOB = "bench-orders"
+VIEW = "orders"
+OUTPUT = "large_orders"
+SQL = (
+    "SELECT id, user, amount, currency, country, ts FROM orders "
+    "WHERE amount > 100 AND currency IN ('EUR', 'USD', 'GBP')"
+)
+SELECTED_CURRENCIES = frozenset({"EUR", "USD", "GBP"})
+TARGET = Target(0.97)
+
+STREAMJOBS = "streamjobs"
+BASELINE = "baseline"
+SUBJECTS = (STREAMJOBS, BASELINE)
+LABELS = {STREAMJOBS: "(a) streamjobs", BASELINE: "(b) hand-written PySpark"}
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class ThroughputPlan:
+    """How big figure 1 is: records in the topic, micro-batch size, sinks and their repetitions."""
+
+    records: int
+    max_offsets_per_trigger: int
+    sinks: tuple[tuple[str, int], ...]
+    """(format, repetitions) in run order."""
+    partitions: int = 2
+    master: str = "local[2]"
+    cores: int = 2
+
+    @property
+    def formats(self) -> list[str]:
+        return [sink for sink, _ in self.sinks]
+
+
+QUICK = ThroughputPlan(records=200_000, max_offsets_per_trigger=50_000, sinks=(("parquet", 1),))
+FULL = ThroughputPlan(
+    records=2_000_000, max_offsets_per_trigger=250_000, sinks=(("parquet", 3), ("delta", 1))
+)
+"""Delta gets one repetition: three would take the full run past 15 minutes on 2 cores."""
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Where one run keeps its manifest, output, checkpoint, event log and process output."""
+
+    directory: Path
+
+    @property
+    def manifest(self) -> Path:
+        return self.directory / "job.yaml"
+
+    @property
+    def output(self) -> Path:
+        return self.directory / "output"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.directory / "checkpoint"
+
+    @property
+    def event_log(self) -> Path:
+        return self.directory / "eventlog"
+
+
+@dataclass(frozen=True)
+class Run:
+    """One subject's run over the whole topic."""
+
+    subject: str
+    sink: str
+    repetition: int
+    first: bool
+    window: ProcessingWindow
+    process_seconds: float
+    tasks: TaskTime
+    load_average: float
+    paths: RunPaths
+
+    @property
+    def records_per_second(self) -> float:
+        return self.window.records_per_second
+
+    @property
+    def records_per_cpu_second(self) -> float:
+        cpu = self.tasks.cpu_seconds
+        return self.window.records / cpu if cpu else 0.0
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Everything figure 1 measured."""
+
+    plan: ThroughputPlan
+    topic: kafka_data.LoadedTopic
+    runs: list[Run]
+    rows: int
+    """Rows the query keeps, which every run's output was checked to hold."""
+
+
+def run_figure(plan: ThroughputPlan, work: Path, log: Log = print) -> Measured:
+    """Start a broker, load the topic, run both subjects on every sink, check their outputs."""
+    work.mkdir(parents=True, exist_ok=True)
+    with KafkaBroker() as broker:
+        broker.create_topic(TOPIC, partitions=plan.partitions)
+        log(f"figure 1: loading {plan.records:,} records into topic {TOPIC!r}")
+        loaded = kafka_data.load_topic(
+            broker.bootstrap_servers, TOPIC, plan.records, plan.partitions
+        )
+        log(f"figure 1: loaded in {loaded.seconds:.1f}s ({loaded.mean_record_bytes:.0f} B each)")
+        connections = write_connections(work, broker.bootstrap_servers)
+        runs = [
+            run_once(subject, sink, repetition, first, plan, connections, work, log)
+            for sink, repetition, subject, first in schedule(plan)
+        ]
+    rows = check_outputs(plan, runs, work, log)
+    return Measured(plan=plan, topic=loaded, runs=runs, rows=rows)
+
+
+def schedule(plan: ThroughputPlan) -> Iterator[tuple[str, int, str, bool]]:
+    """(sink, repetition, subject, first) in run order: the (a)/(b) order alternates by pair."""
+    pair = 0
+    for sink, repetitions in plan.sinks:
+        for repetition in range(repetitions):
+            order = SUBJECTS if pair % 2 == 0 else SUBJECTS[::-1]
+            pair += 1
+            for position, subject in enumerate(order):
+                yield sink, repetition, subject, position == 0
+
+
+def run_once(
+    subject: str,
+    sink: str,
+    repetition: int,
+    first: bool,
+    plan: ThroughputPlan,
+    connections: Path,
+    work: Path,
+    log: Log,
+) -> Run:
+    """Run one subject to its end and read its progress reports and event log."""
+    paths = RunPaths(work / f"{sink}-{repetition}-{subject}")
+    paths.event_log.mkdir(parents=True)
+    write_manifest(paths, sink, plan)
+    command = (
+        streamjobs_command(paths, connections, plan)
+        if subject == STREAMJOBS
+        else baseline_command(paths, sink, connections, plan)
+    )
+    load_average = _load_average()
+    finished = run_subject(subject, command, directory=paths.directory)
+    window = processing_window(read_progress(finished.stdout))
+    if window.records != plan.records:
+        raise RuntimeError(f"{subject} read {window.records} records of {plan.records}")
+    run = Run(
+        subject=subject,
+        sink=sink,
+        repetition=repetition,
+        first=first,
+        window=window,
+        process_seconds=finished.seconds,
+        tasks=read_event_log(paths.event_log),
+        load_average=load_average,
+        paths=paths,
+    )
+    log(
+        f"figure 1: {sink} #{repetition + 1} {subject:<10} {run.records_per_second:>9,.0f} "
+        f"records/s ({window.seconds:.1f}s window, {finished.seconds:.1f}s process)"
+    )
+    return run
+
+
+def job_manifest(paths: RunPaths, sink: str, plan: ThroughputPlan) -> dict[str, Any]:
+    """The streamjobs manifest of the figure's pipeline, writing into ``paths``."""
+    kafka_options = {
+        "startingOffsets": "earliest",
+        "maxOffsetsPerTrigger": plan.max_offsets_per_trigger,
+    }
+    return {
+        "apiVersion": "streamjobs.io/v1",
+        "kind": "StreamingJob",
+        "metadata": {"name": JOB},
+        "spec": {
+            "application": {"type": "pipeline"},
+            "pipeline": {
+                "logLevel": "ERROR",
+                "streaming": {
+                    "triggerMode": "AvailableNow",
+                    "checkpointLocation": paths.checkpoint.as_uri(),
+                },
+                "inputs": [
+                    {
+                        "name": VIEW,
+                        "dataset": f"{CONNECTION}:{TOPIC}",
+                        "format": "kafkajson",
+                        "schema": kafka_data.RECORD_SCHEMA,
+                        "options": kafka_options,
+                    }
+                ],
+                "steps": [{"sequence": [{"name": OUTPUT, "sql": SQL}]}],
+                "outputs": [{"name": OUTPUT, "format": sink, "path": str(paths.output)}],
+            },
+            "configuration": {"sparkConf": event_log_conf(paths)},
+            "processing": {"guarantee": "EXACTLY_ONCE"},
+        },
+    }
+
+
+def event_log_conf(paths: RunPaths) -> dict[str, str]:
+    """What the harness adds to both subjects' settings: an event log of the run, in one file."""
+    return {
+        "spark.eventLog.enabled": "true",
+        "spark.eventLog.dir": paths.event_log.as_uri(),
+        "spark.eventLog.compress": "false",
+        "spark.eventLog.rolling.enabled": "false",
+    }
+
+
+def write_manifest(paths: RunPaths, sink: str, plan: ThroughputPlan) -> None:
+    manifest = job_manifest(paths, sink, plan)
+    paths.manifest.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
+
+
+def write_connections(work: Path, bootstrap_servers: str) -> Path:
+    connection = {
+        "apiVersion": "streamjobs.io/v1",
+        "kind": "Connection",
+        "metadata": {"name": CONNECTION},
+        "spec": {"type": "kafka", "bootstrapServers": bootstrap_servers},
+    }
+    path = work / "connections.yaml"
+    path.write_text(yaml.safe_dump(connection, sort_keys=False), encoding="utf-8")
+    return path
+
+
+def streamjobs_command(paths: RunPaths, connections: Path, plan: ThroughputPlan) -> list[str]:
+    """(a): the runner as ``spark-submit`` would run it for this job, progress on stdout."""
+    return [
+        sys.executable,
+        "-m",
+        "streamjobs.runner",
+        f"--manifest={paths.manifest}",
+        f"--connections={connections}",
+        f"--master={plan.master}",
+        "--until-idle",
+    ]
+
+
+def baseline_command(
+    paths: RunPaths, sink: str, connections: Path, plan: ThroughputPlan
+) -> list[str]:
+    """(b): the hand-written script, with the Spark settings streamjobs uses for the same job."""
+    command = [
+        sys.executable,
+        str(BASELINE_SCRIPT),
+        f"--bootstrap-servers={bootstrap_servers_in(connections)}",
+        f"--topic={TOPIC}",
+        f"--schema={kafka_data.RECORD_SCHEMA}",
+        f"--view={VIEW}",
+        f"--sql={SQL}",
+        f"--format={sink}",
+        f"--output={paths.output}",
+        f"--checkpoint={paths.checkpoint / OUTPUT}",
+        f"--max-offsets-per-trigger={plan.max_offsets_per_trigger}",
+        f"--master={plan.master}",
+    ]
+    return command + [f"--conf={key}={value}" for key, value in shared_conf(paths).items()]
+
+
+def shared_conf(paths: RunPaths) -> dict[str, str]:
+    """The Spark settings streamjobs gives the job's session, less its application name."""
+    conf = session_conf(load_job(str(paths.manifest), checkpoint_root=None), connections=())
+    conf.pop("spark.app.name", None)
+    return conf
+
+
+def bootstrap_servers_in(connections: Path) -> str:
+    return str(yaml.safe_load(connections.read_text())["spec"]["bootstrapServers"])
+
+
+def expected_rows(records: int) -> int:
+    """How many of the topic's records the SQL keeps, computed from the generator itself."""
+    return sum(
+        1
+        for number in range(records)
+        if kafka_data.amount_cents(number) > 100_00
+        and kafka_data.currency(number) in SELECTED_CURRENCIES
+    )
+
+
+def check_outputs(plan: ThroughputPlan, runs: list[Run], work: Path, log: Log) -> int:
+    """Count every run's output rows with Spark; raise unless each holds exactly the expected."""
+    expected = expected_rows(plan.records)
+    counts: dict[str, int] = {}
+    for sink in plan.formats:
+        chosen = [run for run in runs if run.sink == sink]
+        counts.update(count_rows(sink, [run.paths for run in chosen], work))
+    wrong = {path: rows for path, rows in counts.items() if rows != expected}
+    if wrong:
+        raise RuntimeError(f"outputs without the expected {expected} rows: {wrong}")
+    log(f"figure 1: every output holds the expected {expected:,} rows")
+    return expected
+
+
+def count_rows(sink: str, runs: list[RunPaths], work: Path) -> dict[str, int]:
+    """Rows in each run's output, counted by ``bench/count_rows.py`` with the runs' settings."""
+    settings = {k: v for k, v in shared_conf(runs[0]).items() if not k.startswith("spark.eventLog")}
+    command = [
+        sys.executable,
+        str(COUNT_SCRIPT),
+        f"--format={sink}",
+        *(f"--conf={key}={value}" for key, value in settings.items()),
+        *(str(run.output) for run in runs),
+    ]
+    finished = run_subject(f"count-{sink}", command, directory=work)
+    counts: dict[str, int] = json.loads(finished.stdout.read_text().splitlines()[-1])
+    return counts
+
+
+def samples(
+    runs: list[Run], sink: str, subject: str, value: Callable[[Run], float]
+) -> tuple[float, ...]:
+    """``value`` of each of the subject's runs on ``sink``, in repetition order."""
+    chosen = [run for run in runs if run.sink == sink and run.subject == subject]
+    return tuple(value(run) for run in sorted(chosen, key=lambda run: run.repetition))
+
+
+def _load_average() -> float:
+    try:
+        return float(Path("/proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return float("nan")

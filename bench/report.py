@@ -1,0 +1,158 @@
+"""Write ``REPORT.md`` and one PNG chart per figure from the figures' results.
+
+The report opens with the machine and a summary table (every comparison: medians, min-max, the
+ratio, its target and whether it is met), then gives each figure its chart, its method and its
+details. Nothing here knows a particular figure: each one hands over a ``FigureResult``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only, no display
+
+import matplotlib.pyplot as plt  # after matplotlib.use
+from matplotlib.ticker import StrMethodFormatter
+
+from bench.machine import Machine
+from bench.results import Comparison, FigureResult, Spread
+
+CANDIDATE_COLOUR = "#1f77b4"
+BASELINE_COLOUR = "#9a9a9a"
+MISSED_COLOUR = "#c62828"
+MET_COLOUR = "#2e7d32"
+
+
+def write_report(
+    figures: Sequence[FigureResult],
+    machine: Machine,
+    directory: Path,
+    *,
+    command: str,
+    minutes: float,
+) -> Path:
+    """Draw every figure's chart into ``directory`` and write ``REPORT.md`` beside them."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for figure in figures:
+        draw_chart(figure, directory / figure.chart_file)
+    path = directory / "REPORT.md"
+    path.write_text(render(figures, machine, command=command, minutes=minutes), encoding="utf-8")
+    return path
+
+
+def render(
+    figures: Sequence[FigureResult], machine: Machine, *, command: str, minutes: float
+) -> str:
+    sections = [
+        "# streamjobs benchmark report",
+        f"Written by `{command}` in {minutes:.1f} minutes. Each figure compares streamjobs with "
+        "a baseline run on the same machine in the same run; medians of the repetitions, with "
+        "min-max. The ratio is streamjobs' median over the baseline's; 'paired' is the range of "
+        "that ratio within each repetition.",
+        "## Machine\n\n" + machine.markdown(),
+        "## Summary\n\n" + summary_table(figures),
+        *(figure_section(figure) for figure in figures),
+    ]
+    return "\n\n".join(sections) + "\n"
+
+
+def summary_table(figures: Sequence[FigureResult]) -> str:
+    lines = [
+        "| figure | comparison | streamjobs | baseline | ratio (paired) | target | met |",
+        "|---|---|---:|---:|---:|---:|---|",
+    ]
+    for figure in figures:
+        for item in figure.comparisons:
+            lines.append(
+                f"| {figure.number} | {item.name} ({item.metric}) | "
+                f"{_spread_text(item.candidate_spread)} | {_spread_text(item.baseline_spread)} | "
+                f"{item.ratio:.3f} ({_ratio_range(item.paired_ratios)}) | "
+                f"{item.target.describe() if item.target else '—'} | {_verdict(item)} |"
+            )
+    return "\n".join(lines)
+
+
+def figure_section(figure: FigureResult) -> str:
+    parts = [
+        f"## Figure {figure.number}. {figure.title}",
+        f"![Figure {figure.number}]({figure.chart_file})",
+        "\n".join(_comparison_line(item) for item in figure.comparisons),
+        "### Method\n\n" + figure.method,
+    ]
+    if figure.details:
+        parts.append("### Details\n\n" + figure.details)
+    if figure.notes:
+        parts.append("### Notes\n\n" + "\n".join(f"- {note}" for note in figure.notes))
+    return "\n\n".join(parts)
+
+
+def _comparison_line(item: Comparison) -> str:
+    target = f"; target {item.target.describe()}: **{_verdict(item)}**" if item.target else ""
+    return (
+        f"- **{item.name}**: {item.candidate_label} {_spread_text(item.candidate_spread)} "
+        f"{item.metric}, {item.baseline_label} {_spread_text(item.baseline_spread)} "
+        f"{item.metric}; ratio {item.ratio:.3f} (paired {_ratio_range(item.paired_ratios)})"
+        f"{target}."
+    )
+
+
+def _spread_text(spread: Spread) -> str:
+    return f"{_number(spread.median)} [{_number(spread.low)}-{_number(spread.high)}]"
+
+
+def _ratio_range(spread: Spread) -> str:
+    return f"{spread.low:.3f}-{spread.high:.3f}"
+
+
+def _number(value: float) -> str:
+    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+
+
+def _verdict(item: Comparison) -> str:
+    return {True: "met", False: "missed", None: "—"}[item.met]
+
+
+def draw_chart(figure: FigureResult, path: Path) -> None:
+    """Bars of each comparison's medians with min-max whiskers, every sample as a dot, and the
+    ratio with its verdict above each pair."""
+    count = len(figure.comparisons)
+    fig, axes = plt.subplots(1, count, figsize=(4.2 * count + 1, 4.6), squeeze=False)
+    for axis, item in zip(axes[0], figure.comparisons, strict=True):
+        _draw_comparison(axis, item)
+    fig.suptitle(f"Figure {figure.number}. {figure.title}", fontsize=11)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _draw_comparison(axis: plt.Axes, item: Comparison) -> None:
+    series = [
+        (item.candidate_label, item.candidate, CANDIDATE_COLOUR),
+        (item.baseline_label, item.baseline, BASELINE_COLOUR),
+    ]
+    for position, (_, samples, colour) in enumerate(series):
+        spread = Spread.of(samples)
+        whiskers = [[spread.median - spread.low], [spread.high - spread.median]]
+        axis.bar(position, spread.median, width=0.6, color=colour, yerr=whiskers, capsize=6)
+        axis.scatter([position] * len(samples), samples, color="black", s=12, zorder=3)
+    axis.set_xticks(range(len(series)), [label for label, _, _ in series], fontsize=8)
+    axis.set_ylabel(item.metric)
+    axis.set_title(item.name, fontsize=10)
+    axis.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+    axis.margins(y=0.2)
+    verdict = _verdict(item)
+    colour = {"met": MET_COLOUR, "missed": MISSED_COLOUR}.get(verdict, "black")
+    target = f"\ntarget {item.target.describe()}: {verdict}" if item.target else ""
+    axis.text(
+        0.5,
+        0.97,
+        f"ratio {item.ratio:.3f}{target}",
+        transform=axis.transAxes,
+        ha="center",
+        va="top",
+        color=colour,
+        fontsize=9,
+    )
