@@ -156,6 +156,10 @@ class ProgressPrinter:
 def progress_line(event: Event) -> str:
     """One line a person can read for an event."""
     name = event.get("name") or event.get("id", "")
+    if event["type"] == "plan":
+        return f"[{name}] plan of output {event['output']}:\n{event['plan']}"
+    if event["type"] == "badRecords":
+        return f"[{name}] {event['count']} bad records from input {event['input']}"
     if event["type"] != "progress":
         detail = f": {event['exception']}" if event.get("exception") else ""
         return f"[{name}] query {event['type']}{detail}"

@@ -1,0 +1,63 @@
+"""The runner's HTTP reporter against a real HTTP receiver, and with nobody listening."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from streamjobs.runner.reporting import HttpReporter
+from tests.services import free_port
+
+
+class Receiver(ThreadingHTTPServer):
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), ReceiverHandler)
+        self.batches: list[dict[str, Any]] = []
+        self.tokens: list[str] = []
+
+
+class ReceiverHandler(BaseHTTPRequestHandler):
+    server: Receiver
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.server.batches.append(json.loads(body))
+        self.server.tokens.append(self.headers["Authorization"])
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        return None
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    server = Receiver()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield server
+    server.shutdown()
+
+
+def test_events_arrive_in_order_with_the_token(receiver: Receiver) -> None:
+    url = f"http://127.0.0.1:{receiver.server_address[1]}/events"
+    reporter = HttpReporter(url, "app-token")
+    for index in range(250):
+        reporter.report({"type": "progress", "timestamp": "t", "index": index})
+    reporter.close()
+    received = [event["index"] for batch in receiver.batches for event in batch["events"]]
+    assert received == list(range(250))
+    assert set(receiver.tokens) == {"Bearer app-token"}
+
+
+def test_with_the_server_away_the_oldest_events_are_dropped_and_nothing_blocks() -> None:
+    reporter = HttpReporter(f"http://127.0.0.1:{free_port()}/events", "t", capacity=3)
+    for index in range(10):
+        reporter.report({"type": "progress", "timestamp": "t", "index": index})
+    reporter.close(deadline_seconds=1)
+    assert reporter.dropped >= 7
