@@ -72,6 +72,11 @@ class DatasetResolver:
         self._connections = connections
         self._secrets = secrets
 
+    @property
+    def secret_values(self) -> tuple[str, ...]:
+        """Every secret value this resolver may put into options, to mask wherever text goes."""
+        return tuple(self._secrets.values())
+
     def check(self, pipeline: Pipeline) -> None:
         """Resolve every input and output once, raising InvalidInput with all that fail."""
         resolutions: list[Callable[[], object]] = [

@@ -24,6 +24,7 @@ from streamjobs.domain.datasets import DatasetResolver, SparkSink
 from streamjobs.domain.manifest import Guarantee, Input, InputFormat, Output, Pipeline, StreamingJob
 from streamjobs.runner.explain import plan_text
 from streamjobs.runner.reporting import Reporter
+from streamjobs.runner.session import mask_secret_options
 from streamjobs.runner.sinks import QuerySettings, start_query, write_batch
 from streamjobs.runner.sources import InputFrames, read_input, read_raw, split_kafka_json
 from streamjobs.runner.triggers import with_trigger
@@ -64,6 +65,7 @@ class PipelineRun:
         application_id: str | None = None,
     ) -> None:
         assert job.spec.pipeline is not None
+        mask_secret_options(spark)
         self._spark = spark
         self._job = job
         self._pipeline: Pipeline = job.spec.pipeline
@@ -86,7 +88,8 @@ class PipelineRun:
         sections = []
         for planned in self._outputs:
             frame = frames.get(planned.output.name) or self._spark.table(planned.output.name)
-            sections.append(f"== {planned.key} -> {planned.sink.where} ==\n{plan_text(frame)}")
+            plan = plan_text(frame, secrets=self._resolver.secret_values)
+            sections.append(f"== {planned.key} -> {planned.sink.where} ==\n{plan}")
         return "\n".join(sections)
 
     def start(self) -> list[StreamingQuery]:
@@ -255,7 +258,9 @@ class PipelineRun:
         return spark.table(planned.output.name)
 
     def _report_plan(self, key: str, frame: DataFrame) -> None:
-        self._report("plan", {"output": key, "plan": plan_text(frame)})
+        self._report(
+            "plan", {"output": key, "plan": plan_text(frame, secrets=self._resolver.secret_values)}
+        )
 
     def _report(self, kind: str, fields: dict[str, object]) -> None:
         self._reporter.report(

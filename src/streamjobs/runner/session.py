@@ -22,8 +22,14 @@ from streamjobs.domain.connectors import (
 from streamjobs.domain.datasets import iceberg_catalogs
 from streamjobs.domain.manifest import StreamingJob
 
-REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|jaas|credential"
+REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|jaas|credential|url"
 """Option and setting names whose values Spark masks in plans, logs and its UI."""
+OPTIONS_REDACTION_SETTING = "spark.sql.redaction.options.regex"
+
+
+def mask_secret_options(spark: SparkSession) -> None:
+    """Make Spark mask secret-looking reader and writer options in the plans it prints."""
+    spark.conf.set(OPTIONS_REDACTION_SETTING, REDACTION_REGEX)
 
 
 def formats_of(job: StreamingJob) -> set[str]:
@@ -40,6 +46,7 @@ def session_conf(job: StreamingJob, *, connections: Iterable[Connection]) -> dic
     conf = {
         "spark.app.name": f"streamjobs:{job.name}",
         "spark.redaction.regex": REDACTION_REGEX,
+        OPTIONS_REDACTION_SETTING: REDACTION_REGEX,
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
         **spark_conf_for(formats),
