@@ -10,7 +10,8 @@ micro-batch, to say what the tasks computed.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,9 @@ class TaskTime:
     deserialize_seconds: float = 0.0
     batch_plan: str = ""
     """The physical plan of the first micro-batch (the first SQL execution scanning a stream)."""
+    cpu_seconds_by_stage_width: Counter[int] = field(default_factory=Counter)
+    """Task CPU time by the number of tasks of the stage it ran in: the micro-batch's own stage
+    has one task per Kafka partition; a sink's bookkeeping (Delta's log) runs wider stages."""
 
 
 def read_event_log(directory: Path) -> TaskTime:
@@ -59,11 +63,19 @@ class _Totals:
         self.job_ms = 0.0
         self.jobs = 0
         self.batch_plan = ""
+        self.stage_cpu_ns: Counter[int] = Counter()
+        self.stage_width: dict[int, int] = {}
 
     def add(self, event: dict[str, Any]) -> None:
         kind = event.get("Event")
         if kind == "SparkListenerTaskEnd":
             self._task(event.get("Task Metrics") or {})
+            self.stage_cpu_ns[event["Stage ID"]] += (event.get("Task Metrics") or {}).get(
+                "Executor CPU Time", 0
+            )
+        elif kind == "SparkListenerStageCompleted":
+            stage = event["Stage Info"]
+            self.stage_width[stage["Stage ID"]] = stage["Number of Tasks"]
         elif kind == "SparkListenerJobStart":
             self.job_starts[event["Job ID"]] = event["Submission Time"]
         elif kind == "SparkListenerJobEnd" and event["Job ID"] in self.job_starts:
@@ -91,4 +103,11 @@ class _Totals:
             gc_seconds=self.gc_ms / MILLIS_PER_SECOND,
             deserialize_seconds=self.deserialize_ms / MILLIS_PER_SECOND,
             batch_plan=self.batch_plan,
+            cpu_seconds_by_stage_width=self._by_width(),
         )
+
+    def _by_width(self) -> Counter[int]:
+        widths: Counter[int] = Counter()
+        for stage, nanos in self.stage_cpu_ns.items():
+            widths[self.stage_width.get(stage, 0)] += nanos / NANOS_PER_SECOND
+        return widths

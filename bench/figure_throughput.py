@@ -116,9 +116,13 @@ class Run:
     first: bool
     window: ProcessingWindow
     process_seconds: float
+    python_cpu_seconds: float
+    """CPU time of the subject's Python process (the driver's Python side, not its JVM)."""
     tasks: TaskTime
     load_average: float
     paths: RunPaths
+    partitions: int
+    """The topic's partitions: the micro-batch's own stage runs one task for each."""
 
     @property
     def records_per_second(self) -> float:
@@ -202,9 +206,11 @@ def run_once(
         first=first,
         window=window,
         process_seconds=finished.seconds,
+        python_cpu_seconds=finished.child_cpu_seconds,
         tasks=read_event_log(paths.event_log),
         load_average=load_average,
         paths=paths,
+        partitions=plan.partitions,
     )
     log(
         f"figure 1: {sink} #{repetition + 1} {subject:<10} {run.records_per_second:>9,.0f} "

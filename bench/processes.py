@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -36,6 +37,9 @@ class Finished:
     seconds: float
     stdout: Path
     stderr: Path
+    child_cpu_seconds: float = 0.0
+    """CPU time (user + system) of the subject's own process and of the children it waited for
+    (``RUSAGE_CHILDREN``); a PySpark driver does not wait for its JVM, which is not counted."""
 
 
 def run_subject(
@@ -49,7 +53,7 @@ def run_subject(
     """Run ``command`` in ``directory`` and wait for it; raise SubjectFailed unless it exits 0."""
     stdout, stderr = directory / f"{name}.out", directory / f"{name}.err"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, **(environment or {})}
-    started = time.monotonic()
+    started, cpu_before = time.monotonic(), _children_cpu_seconds()
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(
             list(command),
@@ -69,7 +73,13 @@ def run_subject(
     seconds = time.monotonic() - started
     if code != 0:
         raise SubjectFailed(f"{name} exited with code {code}\n{_tail(stderr)}")
-    return Finished(seconds=seconds, stdout=stdout, stderr=stderr)
+    cpu = _children_cpu_seconds() - cpu_before
+    return Finished(seconds=seconds, stdout=stdout, stderr=stderr, child_cpu_seconds=cpu)
+
+
+def _children_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _wait_for_group(group: int, *, deadline: float) -> None:

@@ -51,7 +51,8 @@ def render(
         f"Written by `{command}` in {minutes:.1f} minutes. Each figure compares streamjobs with "
         "a baseline run on the same machine in the same run; medians of the repetitions, with "
         "min-max. The ratio is streamjobs' median over the baseline's; 'paired' is the range of "
-        "that ratio within each repetition.",
+        "that ratio within each repetition. A verdict is 'not conclusive' when some repetitions "
+        "meet the target and others miss it.",
         "## Machine\n\n" + machine.markdown(),
         "## Summary\n\n" + summary_table(figures),
         *(figure_section(figure) for figure in figures),
@@ -112,7 +113,9 @@ def _number(value: float) -> str:
 
 
 def _verdict(item: Comparison) -> str:
-    return {True: "met", False: "missed", None: "—"}[item.met]
+    """met / missed on the medians; "not conclusive" when the repetitions disagree."""
+    verdict = {True: "met", False: "missed", None: "—"}[item.met]
+    return verdict if item.conclusive else f"{verdict}, not conclusive"
 
 
 def draw_chart(figure: FigureResult, path: Path) -> None:

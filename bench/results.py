@@ -79,6 +79,14 @@ class Comparison:
     def met(self) -> bool | None:
         return None if self.target is None else self.target.met(self.ratio)
 
+    @property
+    def conclusive(self) -> bool:
+        """Whether every repetition's own ratio falls on the same side of the target."""
+        if self.target is None:
+            return True
+        spread = self.paired_ratios
+        return self.target.met(spread.low) == self.target.met(spread.high)
+
 
 @dataclass
 class FigureResult:

@@ -40,9 +40,12 @@ TIME_ROWS: tuple[tuple[str, RunValue], ...] = (
     ("Spark jobs, wall", lambda run: run.tasks.job_seconds),
     ("tasks, executor run time (both cores)", lambda run: run.tasks.run_seconds),
     ("tasks, CPU time", lambda run: run.tasks.cpu_seconds),
+    ("of which in stages of one task per partition", lambda run: _narrow_cpu(run)),
+    ("of which in other stages (sink bookkeeping)", lambda run: _wide_cpu(run)),
     ("tasks, GC time", lambda run: run.tasks.gc_seconds),
+    ("Python process CPU (not its JVM)", lambda run: run.python_cpu_seconds),
 )
-GAP_ROWS = TIME_ROWS[4:8] + TIME_ROWS[10:11]
+GAP_ROWS = (*TIME_ROWS[4:8], *TIME_ROWS[10:13], TIME_ROWS[14])
 """The phases that explain a difference between the windows."""
 
 
@@ -226,6 +229,15 @@ def notes(plan: ThroughputPlan, runs: list[Run]) -> list[str]:
             f"{', '.join(single)}: one repetition each, to keep the full run near 15 minutes."
         )
     return found
+
+
+def _narrow_cpu(run: Run) -> float:
+    """Task CPU in stages with one task per topic partition: reading, parsing, writing."""
+    return run.tasks.cpu_seconds_by_stage_width[run.partitions]
+
+
+def _wide_cpu(run: Run) -> float:
+    return run.tasks.cpu_seconds - _narrow_cpu(run)
 
 
 def _phase(run: Run, *names: str) -> float:

@@ -84,10 +84,10 @@ class PipelineRun:
 
     def explain(self) -> str:
         """The plans of every output's query, without starting any."""
-        frames = self._define_views()
+        bad_records = self._define_views()
         sections = []
         for planned in self._outputs:
-            frame = frames.get(planned.output.name) or self._spark.table(planned.output.name)
+            frame = self._output_frame(planned, bad_records.get(planned.output.name))
             plan = plan_text(frame, secrets=self._resolver.secret_values)
             sections.append(f"== {planned.key} -> {planned.sink.where} ==\n{plan}")
         return "\n".join(sections)
