@@ -173,10 +173,14 @@ class PipelineRun:
             location = self._scratch
         return location.rstrip("/") + "/" + key
 
+    def _output_frame(self, planned: PlannedOutput, bad_records: DataFrame | None) -> DataFrame:
+        """What the output writes: its view, or the bad records it was named to receive."""
+        return bad_records if bad_records is not None else self._spark.table(planned.output.name)
+
     def _start_output(
         self, planned: PlannedOutput, bad_records: DataFrame | None
     ) -> StreamingQuery:
-        frame = bad_records if bad_records is not None else self._spark.table(planned.output.name)
+        frame = self._output_frame(planned, bad_records)
         if self._pipeline.explain:
             self._report_plan(planned.key, frame)
         settings = QuerySettings(
