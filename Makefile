@@ -3,7 +3,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-SOURCES := src tests
+SOURCES := src tests bench
 
 .PHONY: run test lint bench java postgres maven clean
 

@@ -173,6 +173,11 @@ class PipelineRun:
             location = self._scratch
         return location.rstrip("/") + "/" + key
 
+    def _writer_id(self, planned: PlannedOutput) -> str:
+        """Names an output's writer across runs and applications of the job, so a micro-batch
+        replayed from the checkpoint after a restart is recognised as already written."""
+        return f"{self._job.metadata.namespace}/{self._job.name}/{planned.key}"
+
     def _output_frame(self, planned: PlannedOutput, bad_records: DataFrame | None) -> DataFrame:
         """What the output writes: its view, or the bad records it was named to receive."""
         return bad_records if bad_records is not None else self._spark.table(planned.output.name)
@@ -193,7 +198,7 @@ class PipelineRun:
             planned.output,
             planned.sink,
             settings,
-            writer_id=f"{self._application_id}/{planned.key}",
+            writer_id=self._writer_id(planned),
         )
         if self._pipeline.show_preview_lines:
             self._start_preview(planned.key, frame)
@@ -246,7 +251,7 @@ class PipelineRun:
                     planned.output,
                     planned.sink,
                     batch_id=batch_id,
-                    writer_id=f"{self._application_id}/{planned.key}",
+                    writer_id=self._writer_id(planned),
                 )
         finally:
             batch.unpersist()
