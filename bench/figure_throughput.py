@@ -5,7 +5,7 @@ The same query runs (a) through streamjobs — ``python -m streamjobs.runner --m
 pipeline job — and (b) as the hand-written PySpark script ``bench/baseline_kafka_to_parquet.py``.
 Both are child processes with their own JVM, on ``local[2]``, with the AvailableNow trigger, the
 same ``maxOffsetsPerTrigger`` and the same Spark settings: the baseline is handed exactly the
-settings streamjobs derives for the job (``streamjobs.runner.session.session_conf``), so
+settings streamjobs derives for the job (``streamjobs.domain.spark_conf.session_conf``), so
 connector jars, event logging and the rest cannot differ. Both read the same pre-loaded topic from
 its start; their order alternates from one pair of runs to the next.
 
@@ -32,8 +32,9 @@ from bench.processes import run_subject
 from bench.progress import ProcessingWindow, processing_window, read_progress
 from bench.results import Target
 from streamjobs.devtools.kafka import KafkaBroker
+from streamjobs.domain.spark_conf import local_cores, session_conf
 from streamjobs.runner.main import load_job
-from streamjobs.runner.session import session_conf
+from streamjobs.runner.session import MAVEN_REPOSITORY
 
 BENCH = Path(__file__).resolve().parent
 BASELINE_SCRIPT = BENCH / "baseline_kafka_to_parquet.py"
@@ -313,12 +314,18 @@ def baseline_command(
         f"--max-offsets-per-trigger={plan.max_offsets_per_trigger}",
         f"--master={plan.master}",
     ]
-    return command + [f"--conf={key}={value}" for key, value in shared_conf(paths).items()]
+    conf = shared_conf(paths, plan.master)
+    return command + [f"--conf={key}={value}" for key, value in conf.items()]
 
 
-def shared_conf(paths: RunPaths) -> dict[str, str]:
+def shared_conf(paths: RunPaths, master: str) -> dict[str, str]:
     """The Spark settings streamjobs gives the job's session, less its application name."""
-    conf = session_conf(load_job(str(paths.manifest), checkpoint_root=None), connections=())
+    conf = session_conf(
+        load_job(str(paths.manifest), checkpoint_root=None),
+        connections=(),
+        maven_repository=MAVEN_REPOSITORY,
+        cores=local_cores(master),
+    )
     conf.pop("spark.app.name", None)
     return conf
 
@@ -343,7 +350,7 @@ def check_outputs(plan: ThroughputPlan, runs: list[Run], work: Path, log: Log) -
     counts: dict[str, int] = {}
     for sink in plan.formats:
         chosen = [run for run in runs if run.sink == sink]
-        counts.update(count_rows(sink, [run.paths for run in chosen], work))
+        counts.update(count_rows(sink, [run.paths for run in chosen], work, plan.master))
     wrong = {path: rows for path, rows in counts.items() if rows != expected}
     if wrong:
         raise RuntimeError(f"outputs without the expected {expected} rows: {wrong}")
@@ -351,9 +358,10 @@ def check_outputs(plan: ThroughputPlan, runs: list[Run], work: Path, log: Log) -
     return expected
 
 
-def count_rows(sink: str, runs: list[RunPaths], work: Path) -> dict[str, int]:
+def count_rows(sink: str, runs: list[RunPaths], work: Path, master: str) -> dict[str, int]:
     """Rows in each run's output, counted by ``bench/count_rows.py`` with the runs' settings."""
-    settings = {k: v for k, v in shared_conf(runs[0]).items() if not k.startswith("spark.eventLog")}
+    conf = shared_conf(runs[0], master)
+    settings = {k: v for k, v in conf.items() if not k.startswith("spark.eventLog")}
     command = [
         sys.executable,
         str(COUNT_SCRIPT),

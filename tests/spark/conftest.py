@@ -12,9 +12,10 @@ import yaml
 from pyspark.sql import SparkSession
 
 from streamjobs.domain.connectors import CONNECTOR_PACKAGES, packages_for, spark_conf_for
+from streamjobs.domain.spark_conf import DELTA_SNAPSHOT_PARTITIONS, local_maven_jars
 from streamjobs.runner.main import RunRequest, run
 from streamjobs.runner.pipeline import PipelineRun
-from streamjobs.runner.session import local_maven_jars
+from streamjobs.runner.session import MAVEN_REPOSITORY
 
 ALL_FORMATS = sorted(CONNECTOR_PACKAGES)
 
@@ -26,7 +27,8 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         SparkSession.builder.master("local[2]")
         .appName("streamjobs-tests")
         .config("spark.jars.packages", ",".join(packages_for(ALL_FORMATS)))
-        .config("spark.jars", ",".join(local_maven_jars(ALL_FORMATS)))
+        .config("spark.jars", ",".join(local_maven_jars(ALL_FORMATS, MAVEN_REPOSITORY)))
+        .config(DELTA_SNAPSHOT_PARTITIONS, "2")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
         .config("spark.ui.enabled", "false")
@@ -81,6 +83,7 @@ class PipelineRunner:
         until_idle: bool = False,
         stop_when: Callable[[PipelineRun], bool] | None = None,
         environment: dict[str, str] | None = None,
+        stop_file: Path | None = None,
         timeout: float = 180,
     ) -> int:
         """Run to the end (or until ``stop_when`` holds, checked twice a second)."""
@@ -90,6 +93,7 @@ class PipelineRunner:
             checkpoint_root=(self.directory / "checkpoints").as_uri(),
             until_idle=until_idle,
             environment=environment or {},
+            stop_file=str(stop_file) if stop_file else None,
         )
         watcher = _Watcher(stop_when, timeout) if stop_when else None
         return run(request, reporter=self.reporter, on_started=watcher.start if watcher else None)

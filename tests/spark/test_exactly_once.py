@@ -33,6 +33,7 @@ from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
 
 from streamjobs.devtools.kafka import KafkaBroker
 from streamjobs.domain.datasets import secret_env_var
+from streamjobs.domain.spark_conf import DELTA_SNAPSHOT_PARTITIONS
 from tests.spark.kafka_data import RECORD_SCHEMA, produce_records, records_in
 from tests.spark.pipelines import connection, pipeline_job
 
@@ -49,9 +50,6 @@ PER_TRIGGER = 15_000
 OUTPUTS = 3
 JOB = "exactly-once"
 PASSWORD_SECRET = "pg-password"
-DELTA_SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
-"""In how many partitions Delta rebuilds a table's state from its log: 50 by default, which on
-2 cores costs seconds on every streaming batch and on the first read."""
 RUN_TIMEOUT = 420.0
 """Seconds one run may take to reach its kill point, or to finish."""
 
@@ -280,8 +278,6 @@ def exactly_once_job(topic: str, parquet: Path) -> dict[str, Any]:
         "sparkConf": {
             "spark.ui.enabled": "false",
             "spark.sql.shuffle.partitions": "2",
-            # Delta's sink reads its last batch id from the table's state before every batch.
-            DELTA_SNAPSHOT_PARTITIONS: "2",
             # A query with nothing left after the restart says so within a second, not ten, so
             # --until-idle sees every query idle sooner.
             "spark.sql.streaming.noDataProgressEventInterval": "1000",

@@ -52,6 +52,32 @@ def test_rate_to_parquet_runs_until_stopped(
     assert runner.reporter.of_type("progress")
 
 
+def test_the_stop_file_stops_the_run_after_a_committed_batch(
+    runner: PipelineRunner, tmp_path: Path
+) -> None:
+    stop_file = tmp_path / "stop"
+    job = pipeline_job(
+        "stoppable",
+        trigger={"triggerMode": "ProcessingTime"},
+        inputs=[{"name": "ticks", "format": "rate", "options": {"rowsPerSecond": 20}}],
+        outputs=[{"name": "ticks", "format": "parquet", "path": str(tmp_path / "out")}],
+    )
+
+    def committed_a_batch(run: PipelineRun) -> bool:
+        progress = run.queries[0].lastProgress if run.queries else None
+        if progress is not None and progress["batchId"] >= 1:
+            stop_file.touch()
+        return False  # the file, not the watcher, must stop the run
+
+    code = runner.run(job, stop_when=committed_a_batch, stop_file=stop_file, timeout=600)
+    assert code == 0
+    assert stop_file.exists()
+    assert list(
+        (tmp_path / "checkpoints" / "default" / "stoppable" / "ticks" / "commits").iterdir()
+    )
+    assert runner.reporter.of_type("driver")[0]["sparkApplicationId"]
+
+
 def test_json_files_through_a_connection_to_parquet_available_now(
     runner: PipelineRunner, spark: SparkSession, tmp_path: Path
 ) -> None:

@@ -156,6 +156,36 @@ def test_windowed_aggregation_in_update_mode_upserts_into_postgresql(
     ]
 
 
+def test_upsert_keeps_the_last_row_of_a_key_within_one_batch(
+    runner: PipelineRunner, kafka_broker: KafkaBroker, postgres_url: str
+) -> None:
+    topic = new_topic(kafka_broker, "latest")
+    produce_json(kafka_broker, topic, orders(40))
+    database = postgres_url.rsplit("/", 1)
+    jdbc_url = "jdbc:postgresql://" + database[0].split("@")[-1] + "/" + database[1]
+    job = pipeline_job(
+        "latest-per-user",
+        inputs=[kafka_input(topic)],
+        steps=[[("latest", "SELECT user, id FROM orders")]],
+        outputs=[
+            {
+                "name": "latest",
+                "format": "jdbc",
+                "dataset": "warehouse:public.latest_order",
+                "options": {"keyColumns": ["user"]},
+            }
+        ],
+        guarantee="EXACTLY_ONCE",
+    )
+    warehouse = connection("warehouse", type="jdbc", url=jdbc_url, user="postgres")
+    assert runner.run(job, connections=[kafka_connection(kafka_broker), warehouse]) == 0
+    with psycopg.connect(postgres_url.replace("+psycopg", "")) as connection_:
+        rows = connection_.execute(
+            'SELECT "user", id FROM public.latest_order ORDER BY "user"'
+        ).fetchall()
+    assert rows == [("u0", 36), ("u1", 37), ("u2", 38), ("u3", 39)]
+
+
 def test_a_flare_job_block_runs_as_written(
     runner: PipelineRunner, spark: SparkSession, kafka_broker: KafkaBroker, tmp_path: Path
 ) -> None:

@@ -34,6 +34,37 @@ def test_files_to_iceberg(runner: PipelineRunner, spark: SparkSession, tmp_path:
     assert sorted(ids) == list(range(1, 40))
 
 
+def test_iceberg_table_as_a_stream_into_csv(
+    runner: PipelineRunner, spark: SparkSession, tmp_path: Path
+) -> None:
+    write_events(tmp_path / "in", "a.json", events(0, 12))
+    into_iceberg = pipeline_job(
+        "to-iceberg-again",
+        inputs=[
+            {"name": "e", "format": "json", "path": str(tmp_path / "in"), "schema": EVENT_SCHEMA}
+        ],
+        outputs=[{"name": "e", "format": "iceberg", "dataset": "lake:db.events"}],
+    )
+    assert runner.run(into_iceberg, connections=[lakehouse(tmp_path)]) == 0
+    out_of_iceberg = pipeline_job(
+        "from-iceberg",
+        inputs=[{"name": "events", "format": "iceberg", "dataset": "lake:db.events"}],
+        steps=[[("u1", "SELECT id, user FROM events WHERE user = 'u1'")]],
+        outputs=[
+            {
+                "name": "u1",
+                "format": "csv",
+                "path": str(tmp_path / "u1"),
+                "options": {"header": True},
+            }
+        ],
+    )
+    assert runner.run(out_of_iceberg, connections=[lakehouse(tmp_path)]) == 0
+    written = spark.read.option("header", True).csv(str(tmp_path / "u1")).collect()
+    assert sorted(int(row.id) for row in written) == [i for i in range(12) if i % 3 == 1]
+    assert {row.user for row in written} == {"u1"}
+
+
 def test_files_to_delta_then_delta_as_a_stream(
     runner: PipelineRunner, spark: SparkSession, tmp_path: Path
 ) -> None:

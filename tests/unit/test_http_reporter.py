@@ -61,3 +61,43 @@ def test_with_the_server_away_the_oldest_events_are_dropped_and_nothing_blocks()
         reporter.report({"type": "progress", "timestamp": "t", "index": index})
     reporter.close(deadline_seconds=1)
     assert reporter.dropped >= 7
+
+
+class SlowFirstHandler(ReceiverHandler):
+    """Holds the first post until the test releases it."""
+
+    server: SlowReceiver
+
+    def do_POST(self) -> None:
+        if not self.server.first_arrived.is_set():
+            self.server.first_arrived.set()
+            self.server.release.wait(10)
+        super().do_POST()
+
+
+class SlowReceiver(Receiver):
+    def __init__(self) -> None:
+        ThreadingHTTPServer.__init__(self, ("127.0.0.1", 0), SlowFirstHandler)
+        self.batches = []
+        self.tokens = []
+        self.first_arrived = threading.Event()
+        self.release = threading.Event()
+
+
+def test_events_reported_while_a_post_is_in_flight_are_not_lost() -> None:
+    receiver = SlowReceiver()
+    threading.Thread(target=receiver.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{receiver.server_address[1]}/events"
+    reporter = HttpReporter(url, "t", capacity=5, batch_size=5)
+    for index in range(5):
+        reporter.report({"type": "progress", "index": index})
+    assert receiver.first_arrived.wait(10)
+    for index in range(5, 10):  # overflows the buffer: 0-4 leave it while being posted
+        reporter.report({"type": "progress", "index": index})
+    receiver.release.set()
+    reporter.close()
+    receiver.shutdown()
+    received = [event["index"] for batch in receiver.batches for event in batch["events"]]
+    assert received == list(range(10))
+    sequences = [event["sequence"] for batch in receiver.batches for event in batch["events"]]
+    assert sequences == list(range(10))

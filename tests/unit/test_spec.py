@@ -378,9 +378,7 @@ class TestApplication:
 
 
 class TestStreaming:
-    @pytest.mark.parametrize(
-        "mode", [TriggerMode.PROCESSING_TIME, TriggerMode.CONTINUOUS, TriggerMode.REAL_TIME]
-    )
+    @pytest.mark.parametrize("mode", [TriggerMode.CONTINUOUS, TriggerMode.REAL_TIME])
     def test_timed_triggers_need_a_duration(self, mode: TriggerMode) -> None:
         manifest = changed(PIPELINE, (STREAMING, {"triggerMode": str(mode)}))
         assert_error(
@@ -388,6 +386,18 @@ class TestStreaming:
             f"{STREAMING}.triggerDuration",
             f"triggerMode {mode} needs a triggerDuration, e.g. '10 seconds'",
         )
+
+    def test_processing_time_without_duration_runs_back_to_back(self) -> None:
+        manifest = changed(PIPELINE, (STREAMING, {"triggerMode": "ProcessingTime"}))
+        pipeline = parse(manifest).spec.pipeline
+        assert pipeline is not None
+        assert pipeline.streaming.trigger_duration is None
+
+    def test_streaming_block_may_be_omitted(self) -> None:
+        pipeline = parse(changed(PIPELINE, (STREAMING, DELETE))).spec.pipeline
+        assert pipeline is not None
+        assert pipeline.streaming.trigger_mode is TriggerMode.PROCESSING_TIME
+        assert pipeline.streaming.trigger_duration is None
 
     @pytest.mark.parametrize("mode", [TriggerMode.ONCE, TriggerMode.AVAILABLE_NOW])
     def test_finite_triggers_take_no_duration(self, mode: TriggerMode) -> None:
@@ -418,10 +428,6 @@ class TestStreaming:
     def test_unknown_trigger_mode(self) -> None:
         manifest = changed(PIPELINE, (f"{STREAMING}.triggerMode", "Sometimes"))
         assert_error(manifest, f"{STREAMING}.triggerMode", "must be 'ProcessingTime', 'Once'")
-
-    def test_streaming_block_is_required(self) -> None:
-        manifest = changed(PIPELINE, (STREAMING, DELETE))
-        assert_error(manifest, STREAMING, "is required")
 
     def test_checkpoint_location_has_no_surrounding_whitespace(self) -> None:
         manifest = changed(PIPELINE, (f"{STREAMING}.checkpointLocation", " /tmp/cp"))

@@ -95,6 +95,9 @@ class TestResolvedTemplate:
                     "onSubmissionFailureRetryInterval": 5,
                     "onFailureRetries": 1,
                     "onFailureRetryInterval": 5,
+                    "backoff": "fixed",
+                    "maxInterval": 300,
+                    "resetAfterSeconds": None,
                 },
                 "processing": {
                     "guarantee": "AT_LEAST_ONCE",

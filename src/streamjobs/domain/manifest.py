@@ -125,6 +125,13 @@ class RestartPolicyType(StrEnum):
     ON_FAILURE = "OnFailure"
 
 
+class Backoff(StrEnum):
+    """How the pause before a retry grows: the same every time, or doubling."""
+
+    FIXED = "fixed"
+    EXPONENTIAL = "exponential"
+
+
 class Guarantee(StrEnum):
     """How often each input record affects the outputs, across failures and restarts."""
 
@@ -182,7 +189,8 @@ class Streaming(ManifestModel):
 
     trigger_mode: TriggerMode = TriggerMode.PROCESSING_TIME
     trigger_duration: SparkInterval | None = None
-    """Required for and only for ProcessingTime, Continuous and RealTime."""
+    """Required for Continuous and RealTime; for ProcessingTime, omitted means micro-batches back
+    to back; Once and AvailableNow take none."""
     for_each_batch_mode: bool = False
     """Write each micro-batch with batch writers, to one or many outputs."""
     checkpoint_location: Location | None = None
@@ -251,7 +259,8 @@ class Pipeline(ManifestModel):
     show_preview_lines: JavaInt = Field(default=0, ge=0)
     log_level: LogLevel = LogLevel.INFO
     batch_mode: bool = False
-    streaming: Streaming
+    streaming: Streaming = Field(default_factory=Streaming)
+    """Omitted: micro-batches back to back, checkpoints in the derived location."""
     inputs: list[Input] = Field(min_length=1)
     steps: list[Step] = []
     outputs: list[Output] = Field(min_length=1)
@@ -320,6 +329,12 @@ class RestartPolicy(ManifestModel):
     on_failure_retries: JavaInt = Field(default=1, ge=0)
     on_failure_retry_interval: JavaInt = Field(default=5, ge=1)
     """Seconds."""
+    backoff: Backoff = Backoff.FIXED
+    """exponential: each consecutive retry waits twice as long as the one before."""
+    max_interval: JavaInt = Field(default=300, ge=1)
+    """Seconds; the longest an exponential backoff waits."""
+    reset_after_seconds: JavaInt | None = Field(default=None, ge=1)
+    """An attempt that ran healthy this long resets the retry counts; none: never reset."""
 
 
 class Processing(ManifestModel):

@@ -36,6 +36,8 @@ SPARK_INTERNAL = "spark-internal"
 KEY_COLUMNS_OPTION = "keyColumns"
 
 _TIMED_TRIGGERS = {TriggerMode.PROCESSING_TIME, TriggerMode.CONTINUOUS, TriggerMode.REAL_TIME}
+_DURATION_REQUIRED = {TriggerMode.CONTINUOUS, TriggerMode.REAL_TIME}
+"""ProcessingTime may omit its duration: micro-batches then run back to back, as in Spark."""
 _MAIN_FILE_EXAMPLES = {
     ApplicationType.PYTHON: "local:///app/job.py",
     ApplicationType.JVM: "file:///opt/jobs/app.jar",
@@ -146,7 +148,7 @@ def _trigger_errors(streaming: Streaming) -> Iterator[FieldError]:
     path = "spec.pipeline.streaming.triggerDuration"
     mode = streaming.trigger_mode
     is_timed = mode in _TIMED_TRIGGERS
-    if is_timed and streaming.trigger_duration is None:
+    if mode in _DURATION_REQUIRED and streaming.trigger_duration is None:
         yield FieldError(path, f"triggerMode {mode} needs a triggerDuration, e.g. '10 seconds'")
     if not is_timed and streaming.trigger_duration is not None:
         yield FieldError(path, f"triggerMode {mode} takes no triggerDuration; remove it")

@@ -1,8 +1,9 @@
 """``python -m streamjobs.runner --manifest PATH …``: what ``spark-submit`` runs for a pipeline job.
 
 Exit codes: 0 when every query finished (Once, AvailableNow) or the run was stopped gracefully
-(SIGTERM/SIGINT: after the micro-batch in flight), 1 when a query failed, 2 when the manifest,
-connections or secrets are unusable — found before Spark starts.
+(SIGTERM/SIGINT or the ``--stop-file`` appearing: after the micro-batch in flight), 1 when a
+query failed, 2 when the manifest, connections or secrets are unusable — found before Spark
+starts.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def parse_args(argv: Sequence[str] | None = None) -> RunRequest:
     parser.add_argument("--master", help="Spark master, when not run by spark-submit")
     parser.add_argument("--checkpoint-root", help="root of derived checkpoint locations")
     parser.add_argument("--until-idle", action="store_true", help="stop once all are idle")
+    parser.add_argument("--stop-file", help="stop gracefully once this file exists")
     args = parser.parse_args(argv)
     if args.report_url and not args.report_token_file:
         parser.error("--report-url needs --report-token-file")
@@ -38,6 +40,7 @@ def parse_args(argv: Sequence[str] | None = None) -> RunRequest:
         checkpoint_root=args.checkpoint_root,
         until_idle=args.until_idle,
         environment=dict(os.environ),
+        stop_file=args.stop_file,
     )
 
 

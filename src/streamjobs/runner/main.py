@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from pyspark.sql import SparkSession
+
 from streamjobs.domain.clock import SystemClock
 from streamjobs.domain.connections import Connection, parse_connection
 from streamjobs.domain.datasets import DatasetResolver, secrets_from_environment
@@ -34,6 +36,7 @@ from streamjobs.runner.reporting import (
     ReportingListener,
 )
 from streamjobs.runner.session import build_session
+from streamjobs.runner.watchers import Repeating, send_heartbeats, watch_stop_file
 
 EXIT_INVALID = 2
 
@@ -51,6 +54,10 @@ class RunRequest:
     checkpoint_root: str | None = None
     until_idle: bool = False
     environment: Mapping[str, str] = field(default_factory=dict)
+    stop_file: str | None = None
+    """Stop gracefully once this file exists."""
+    heartbeat_seconds: float = 10.0
+    """How often a driver reporting over HTTP says it is alive."""
 
 
 @dataclass(frozen=True)
@@ -138,6 +145,8 @@ def run(
         application_id=request.application_id,
     )
     previous = _stop_on_signals(pipeline_run)
+    watchers = _start_watchers(request, pipeline_run, reporter, clock)
+    _report_driver(spark, reporter, clock, request.application_id)
     try:
         pipeline_run.start()
         if on_started:
@@ -145,11 +154,46 @@ def run(
         outcome = pipeline_run.wait(until_idle=request.until_idle)
         listener.await_terminated(str(query.id) for query in pipeline_run.queries)
     finally:
+        for watcher in watchers:
+            watcher.cancel()
         _restore_signals(previous)
         spark.streams.removeListener(listener)
         reporter.close()
     _report_failures(outcome, errors)
     return outcome.exit_code
+
+
+def _start_watchers(
+    request: RunRequest, pipeline_run: PipelineRun, reporter: Reporter, clock: SystemClock
+) -> list[Repeating]:
+    watchers = []
+    if request.stop_file:
+        watchers.append(watch_stop_file(Path(request.stop_file), pipeline_run.request_stop))
+    if request.report_url:
+        watchers.append(
+            send_heartbeats(
+                reporter,
+                clock=clock,
+                application_id=request.application_id,
+                interval=request.heartbeat_seconds,
+            )
+        )
+    return watchers
+
+
+def _report_driver(
+    spark: SparkSession, reporter: Reporter, clock: SystemClock, application_id: str | None
+) -> None:
+    """Tell where the driver is: Spark's application id and the address of its UI."""
+    event: dict[str, object] = {
+        "type": "driver",
+        "timestamp": clock.now().isoformat(),
+        "sparkApplicationId": spark.sparkContext.applicationId,
+        "uiUrl": spark.sparkContext.uiWebUrl,
+    }
+    if application_id:
+        event["applicationId"] = application_id
+    reporter.report(event)
 
 
 def _reporter_for(request: RunRequest) -> Reporter:

@@ -64,7 +64,8 @@ class HttpReporter:
 
     ``url`` receives ``POST {"events": [...]}`` with ``Authorization: Bearer <token>``. When the
     server is away, events wait in the buffer (oldest dropped past ``capacity``) and are retried
-    with a growing pause.
+    with a growing pause. Each event carries a ``sequence`` number, counted from 0 by this
+    reporter, so the server can ignore a batch it receives twice (a post whose answer was lost).
     """
 
     def __init__(
@@ -80,6 +81,7 @@ class HttpReporter:
         self._url = url
         self._token = token
         self._buffer: deque[Event] = deque(maxlen=capacity)
+        self._next_sequence = 0
         self._batch_size = batch_size
         self._timeout = timeout
         self._max_pause = max_pause
@@ -95,7 +97,8 @@ class HttpReporter:
         with self._wake:
             if len(self._buffer) == self._buffer.maxlen:
                 self.dropped += 1
-            self._buffer.append(event)
+            self._buffer.append({**event, "sequence": self._next_sequence})
+            self._next_sequence += 1
             self._wake.notify()
 
     def close(self, deadline_seconds: float = 5.0) -> None:
@@ -115,9 +118,10 @@ class HttpReporter:
                 batch = [self._buffer[i] for i in range(min(self._batch_size, len(self._buffer)))]
             if self._post(batch):
                 with self._wake:
-                    for _ in batch:
-                        if self._buffer:
-                            self._buffer.popleft()
+                    # Events dropped while posting moved the buffer on: remove by sequence.
+                    posted = batch[-1]["sequence"]
+                    while self._buffer and self._buffer[0]["sequence"] <= posted:
+                        self._buffer.popleft()
                 pause = 0.0
                 continue
             if self._closing:

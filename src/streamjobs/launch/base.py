@@ -1,0 +1,114 @@
+"""The seam between the supervisor and whatever runs Spark drivers: the ``Launcher`` protocol.
+
+A launcher starts one attempt's driver, says whether it still runs, stops or aborts it, and
+names its log files. It keeps nothing in memory that the supervisor needs after a server
+restart: everything is in the ``DriverHandle`` it returns, which the store keeps, so a new
+server process can poll, stop and read the logs of drivers an older one started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+from streamjobs.domain.connections import Connection
+from streamjobs.domain.errors import StreamjobsError
+from streamjobs.domain.manifest import StreamingJob
+
+
+@dataclass(frozen=True)
+class NodeSize:
+    """Cores and memory of a driver or an executor, from its node type."""
+
+    cores: int
+    memory_mb: int
+
+
+@dataclass(frozen=True)
+class AttemptSpec:
+    """Everything needed to start one attempt's driver.
+
+    ``job`` is the application's immutable snapshot of the job, its checkpoint location
+    already resolved. ``secrets`` maps environment variable names to secret values: they reach
+    the driver through its environment only, never its command line or a file others can read.
+    """
+
+    application_id: str
+    attempt: int
+    job: StreamingJob
+    directory: Path
+    """``STREAMJOBS_HOME/apps/<application>/<attempt>/``: logs, manifest, token, exit code."""
+    driver: NodeSize
+    executor: NodeSize | None = None
+    """Standard deployments only."""
+    connections: Sequence[Connection] = ()
+    secrets: Mapping[str, str] = field(default_factory=dict)
+    report_url: str | None = None
+    """Where a pipeline's runner posts its events (with ``report_token``)."""
+    report_token: str | None = None
+
+
+@dataclass(frozen=True)
+class DriverHandle:
+    """How to find a started driver again, also from another server process."""
+
+    pid: int
+    """The process group leader (the driver's wrapper); signals go to its whole group."""
+    started_at: float
+    """The process's start time (seconds since the epoch), so a reused pid is not mistaken."""
+    directory: str
+    ui_port: int
+    """The driver's Spark UI and REST API port on 127.0.0.1."""
+    master: str
+
+
+class DriverState(StrEnum):
+    """What polling a driver found."""
+
+    RUNNING = "RUNNING"
+    EXITED = "EXITED"
+    """Ended; ``exit_code`` says how (None when nobody could see it, e.g. killed with -9)."""
+
+
+@dataclass(frozen=True)
+class DriverHealth:
+    state: DriverState
+    exit_code: int | None = None
+
+
+class LaunchFailed(StreamjobsError):
+    """The driver could not be started at all (a submission failure)."""
+
+    title = "Launch failed"
+
+
+class Launcher(Protocol):
+    """Starts, watches and ends Spark drivers.
+
+    Contract:
+    - ``submit`` returns once the driver's process exists; it does not wait for Spark. It
+      raises ``LaunchFailed`` when the process cannot be started.
+    - ``poll`` never blocks for long and never raises for a driver that is gone: it answers
+      EXITED with the exit code when known.
+    - ``stop`` asks for a graceful end (a pipeline finishes its micro-batch in flight, commits
+      and exits 0) and returns at once. ``abort`` sends SIGTERM to the driver's whole process
+      group and ``kill`` SIGKILL; the supervisor escalates from one to the other after a grace
+      period. All three are harmless on a driver that has already exited.
+    - ``log_files`` names each log of the driver and its executors: ``driver``,
+      ``driver-stdout``, ``executor-<id>``, ``executor-<id>-stdout``; only existing files.
+    """
+
+    def submit(self, attempt: AttemptSpec) -> DriverHandle: ...
+
+    def poll(self, handle: DriverHandle) -> DriverHealth: ...
+
+    def stop(self, handle: DriverHandle) -> None: ...
+
+    def abort(self, handle: DriverHandle) -> None: ...
+
+    def kill(self, handle: DriverHandle) -> None: ...
+
+    def log_files(self, handle: DriverHandle) -> dict[str, Path]: ...

@@ -1,0 +1,1 @@
+"""The supervisor's tick (placeholder filled in below)."""
