@@ -1,1 +1,258 @@
-"""The supervisor's tick (placeholder filled in below)."""
+"""The supervisor's tick: what to do about each supervised application, given what was observed.
+
+``tick(observed, now=..., timing=...)`` is pure: no store, no processes, no clock. The loop
+(``supervisor.loop``) gathers an ``Observed`` per application (its row, its latest attempt, the
+driver's health as the launcher reports it), calls the tick, and applies the ``Action``s it
+returns. Tests call the tick directly with hand-made observations and a fake time.
+
+Per state:
+
+- STARTING: submit an attempt when none is live; once the driver reports (or its UI answers)
+  it is RUNNING; a driver that exits first failed to start (or finished, with exit code 0).
+- RUNNING: a driver that exited is judged by the restart policy (``domain.policy``); one that
+  stopped sending heartbeats for ``heartbeat_timeout`` is killed, and judged when it is gone.
+- PENDING_RERUN: the next attempt starts when its time has come.
+- TERMINATING: stop or abort the driver, escalating to SIGTERM after ``stop_timeout`` and to
+  SIGKILL after ``abort_grace``; once it is gone, STOPPED or ABORTED.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from streamjobs.domain.manifest import RestartPolicy
+from streamjobs.domain.policy import Decision, Outcome, RetryCounters, decide
+from streamjobs.domain.states import AppEvent, AppState, transition
+
+
+class Request(StrEnum):
+    """What a person asked of a live application."""
+
+    ABORT = "abort"
+    STOP = "stop"
+
+
+class DriverCall(StrEnum):
+    """What the loop asks the launcher to do."""
+
+    SUBMIT = "submit"
+    STOP = "stop"
+    ABORT = "abort"
+    KILL = "kill"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The supervisor's time limits, in seconds (from the server's settings)."""
+
+    heartbeat_timeout: float = 120.0
+    """A driver that reported once and then stays silent this long is taken as hung."""
+    stop_timeout: float = 300.0
+    """How long a graceful stop may take before the driver is aborted."""
+    abort_grace: float = 15.0
+    """How long after SIGTERM before SIGKILL."""
+
+
+@dataclass(frozen=True)
+class Observed:
+    """One supervised application as the loop found it."""
+
+    id: str
+    version: int
+    state: AppState
+    policy: RestartPolicy
+    suspend_on_failure: bool
+    counters: RetryCounters
+    submission_attempts: int
+    execution_attempts: int
+    restarts: int
+    requested: Request | None = None
+    requested_at: datetime | None = None
+    next_attempt_at: datetime | None = None
+    running_since: datetime | None = None
+    attempt: int | None = None
+    """Number of the latest attempt, if any."""
+    attempt_live: bool = False
+    """The latest attempt's driver process exists (or has not been seen to end)."""
+    exit_code: int | None = None
+    """How the latest attempt's driver ended, once it has."""
+    launch_error: str | None = None
+    """Why the latest attempt could not be started at all, if it could not."""
+    attempt_judged: bool = False
+    """The latest attempt's end was already judged (it belongs to an earlier start)."""
+    driver_ready: bool = False
+    """The latest attempt's driver reported, or its Spark UI answered."""
+    last_heartbeat_at: datetime | None = None
+    """The latest report from the latest attempt's driver, if it ever reported."""
+
+
+@dataclass(frozen=True)
+class Action:
+    """One change to make: a state event, field changes, a call to the launcher, a note."""
+
+    application_id: str
+    version: int
+    event: AppEvent | None = None
+    changes: Mapping[str, Any] = field(default_factory=dict)
+    """Application fields to set (besides the state the event leads to)."""
+    driver: DriverCall | None = None
+    note: tuple[str, str] | None = None
+    """(kind, message) for the application's events."""
+    attempt_outcome: str | None = None
+    """How the latest attempt ended, to record on it."""
+
+
+def tick(observed: Sequence[Observed], *, now: datetime, timing: Timing) -> list[Action]:
+    """Every action the supervised applications need at ``now``."""
+    return [action for app in observed for action in _actions_for(app, now, timing)]
+
+
+def _actions_for(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
+    if app.state is AppState.STARTING:
+        yield from _starting(app, now, timing)
+    elif app.state is AppState.RUNNING:
+        yield from _running(app, now, timing)
+    elif app.state is AppState.PENDING_RERUN:
+        if app.next_attempt_at is None or app.next_attempt_at <= now:
+            yield _submit(app, AppEvent.RERUN_STARTED, restarts=app.restarts + 1)
+    elif app.state is AppState.TERMINATING:
+        yield from _terminating(app, now, timing)
+
+
+def _starting(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
+    if app.attempt is None or app.attempt_judged:
+        yield _submit(app, None)
+    elif app.attempt_live and app.driver_ready:
+        yield Action(
+            app.id,
+            app.version,
+            AppEvent.DRIVER_RUNNING,
+            {"running_since": now, "execution_attempts": app.execution_attempts + 1},
+            note=("driver-running", f"attempt {app.attempt}: the driver is running"),
+        )
+    elif not app.attempt_live:
+        succeeded = app.exit_code == 0
+        outcome = Outcome.SUCCEEDED if succeeded else Outcome.SUBMISSION_FAILED
+        yield _judged(app, outcome, now, healthy_seconds=0)
+
+
+def _running(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
+    if not app.attempt_live:
+        outcome = Outcome.SUCCEEDED if app.exit_code == 0 else Outcome.FAILED
+        healthy = (now - app.running_since).total_seconds() if app.running_since else 0.0
+        yield _judged(app, outcome, now, healthy_seconds=healthy)
+    elif _silent(app, now, timing):
+        yield Action(
+            app.id,
+            app.version,
+            driver=DriverCall.KILL,
+            note=(
+                "driver-silent",
+                f"attempt {app.attempt}: no report for {timing.heartbeat_timeout:g} s; "
+                "killing the driver",
+            ),
+        )
+
+
+def _terminating(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
+    if not app.attempt_live:
+        yield _terminated(app)
+        return
+    waited = (now - app.requested_at).total_seconds() if app.requested_at else 0.0
+    if app.requested is Request.STOP and waited < timing.stop_timeout:
+        yield Action(app.id, app.version, driver=DriverCall.STOP)
+        return
+    since_abort = waited - (timing.stop_timeout if app.requested is Request.STOP else 0.0)
+    call = DriverCall.ABORT if since_abort < timing.abort_grace else DriverCall.KILL
+    yield Action(app.id, app.version, driver=call)
+
+
+def _terminated(app: Observed) -> Action:
+    if app.requested is Request.STOP and app.exit_code not in (0, None):
+        event, kind = AppEvent.FAILED, f"the driver exited with code {app.exit_code} while stopping"
+    elif app.requested is Request.STOP:
+        event, kind = AppEvent.STOPPED, "stopped after the micro-batch in flight"
+    else:
+        event, kind = AppEvent.ABORTED, "aborted"
+    return Action(
+        app.id,
+        app.version,
+        event,
+        {"exit_code": app.exit_code, "next_attempt_at": None},
+        note=(str(transition(AppState.TERMINATING, event)).lower(), kind),
+        attempt_outcome=str(event).lower(),
+    )
+
+
+def _submit(app: Observed, event: AppEvent | None, **changes: Any) -> Action:
+    number = (app.attempt or 0) + 1
+    return Action(
+        app.id,
+        app.version,
+        event,
+        {
+            "submission_attempts": app.submission_attempts + 1,
+            "next_attempt_at": None,
+            "running_since": None,
+            "exit_code": None,
+            **changes,
+        },
+        driver=DriverCall.SUBMIT,
+        note=("submitted", f"attempt {number} submitted"),
+    )
+
+
+def _judged(app: Observed, outcome: Outcome, now: datetime, *, healthy_seconds: float) -> Action:
+    decision = decide(
+        app.policy,
+        outcome=outcome,
+        counters=app.counters,
+        healthy_seconds=healthy_seconds,
+        suspend_on_failure=app.suspend_on_failure,
+    )
+    code = "unknown" if app.exit_code is None else str(app.exit_code)
+    changes: dict[str, Any] = {
+        "exit_code": app.exit_code,
+        "submission_failures": decision.counters.submission_failures,
+        "execution_failures": decision.counters.execution_failures,
+        "running_since": None,
+        "error_message": app.launch_error or _error_for(outcome, app.exit_code),
+    }
+    if decision.event is AppEvent.RERUN_SCHEDULED:
+        changes["next_attempt_at"] = now + timedelta(seconds=decision.delay_seconds)
+    return Action(
+        app.id,
+        app.version,
+        decision.event,
+        changes,
+        note=(_note_kind(decision), f"driver exited with code {code}; {decision.reason}"),
+        attempt_outcome=str(outcome).lower(),
+    )
+
+
+def _error_for(outcome: Outcome, exit_code: int | None) -> str | None:
+    code = "unknown" if exit_code is None else str(exit_code)
+    if outcome is Outcome.SUCCEEDED:
+        return None
+    if outcome is Outcome.SUBMISSION_FAILED:
+        return f"the driver failed to start (exit code {code})"
+    return f"the driver failed (exit code {code})"
+
+
+def _note_kind(decision: Decision) -> str:
+    return {
+        AppEvent.RERUN_SCHEDULED: "restarting",
+        AppEvent.FINISHED: "completed",
+        AppEvent.FAILED: "failed",
+        AppEvent.SUSPENDED: "suspended",
+    }[decision.event]
+
+
+def _silent(app: Observed, now: datetime, timing: Timing) -> bool:
+    if app.last_heartbeat_at is None:
+        return False
+    return (now - app.last_heartbeat_at).total_seconds() > timing.heartbeat_timeout
