@@ -14,6 +14,7 @@ import httpx
 DEFAULT_SERVER = "http://127.0.0.1:8040"
 JOBS = "/api/v1/jobs"
 CONNECTIONS = "/api/v1/connections"
+APPLICATIONS = "/api/v1/applications"
 
 
 class ClientError(Exception):
@@ -97,6 +98,36 @@ class StreamjobsClient:
 
     def delete_connection(self, name: str) -> None:
         self._request("DELETE", _path(CONNECTIONS, name))
+
+    def run_job(self, name: str) -> dict[str, Any]:
+        return self._json("POST", _path(JOBS, name) + "/run")
+
+    def stop_job(self, name: str) -> dict[str, Any]:
+        return self._json("POST", _path(JOBS, name) + "/stop")
+
+    def resume_job(self, name: str) -> dict[str, Any]:
+        return self._json("POST", _path(JOBS, name) + "/resume")
+
+    def list_applications(
+        self, job: str | None = None, **filters: str | int | None
+    ) -> dict[str, Any]:
+        if job is not None:
+            return self._list(_path(JOBS, job) + "/applications", dict(filters))
+        return self._list(APPLICATIONS, dict(filters))
+
+    def get_application(self, application_id: str) -> dict[str, Any]:
+        return self._json("GET", _path(APPLICATIONS, application_id))
+
+    def abort_application(self, application_id: str) -> dict[str, Any]:
+        return self._json("POST", _path(APPLICATIONS, application_id) + "/abort")
+
+    def application_events(self, application_id: str, after: int | None = None) -> dict[str, Any]:
+        params = {"after": after} if after is not None else {}
+        return self._json("GET", _path(APPLICATIONS, application_id) + "/events", params=params)
+
+    def application_log(self, application_id: str, **params: str | int | None) -> dict[str, Any]:
+        given = {key: value for key, value in params.items() if value is not None}
+        return self._json("GET", _path(APPLICATIONS, application_id) + "/logs", params=given)
 
     def manifest_schema(self) -> dict[str, Any]:
         return self._json("GET", "/api/v1/schema/streamingjob.json")

@@ -35,6 +35,38 @@ class Settings(BaseSettings):
         "default http://<host>:<port>.",
     )
 
+    supervisor: bool = Field(
+        default=True,
+        description="Run the supervisor in the server: it starts, watches and restarts drivers.",
+    )
+    supervisor_interval_seconds: float = Field(
+        default=1.0, gt=0, description="How often the supervisor looks at every application."
+    )
+    heartbeat_timeout_seconds: float = Field(
+        default=120.0,
+        gt=0,
+        description="A pipeline driver that reported once and is then silent this long is "
+        "taken as hung: it is killed and the restart policy decides.",
+    )
+    stop_timeout_seconds: float = Field(
+        default=300.0, gt=0, description="How long a graceful stop may take before an abort."
+    )
+    abort_grace_seconds: float = Field(
+        default=15.0, gt=0, description="How long after SIGTERM an aborted driver gets SIGKILL."
+    )
+    spark_master: str | None = Field(
+        default=None,
+        description="spark://host:port of the Spark standalone cluster that runs "
+        "`deployment: standard` jobs.",
+    )
+    spark_worker_dirs: list[Path] = Field(
+        default_factory=list,
+        description="The standalone workers' work directories, where executor logs are read.",
+    )
+    progress_kept: int = Field(
+        default=200, ge=1, description="How many progress reports are kept per application."
+    )
+
     @property
     def resolved_home(self) -> Path:
         return self.home.expanduser().resolve()
@@ -50,6 +82,11 @@ class Settings(BaseSettings):
     @property
     def resolved_public_url(self) -> str:
         return self.public_url or f"http://{self.host}:{self.port}"
+
+    @property
+    def apps_directory(self) -> Path:
+        """Where each attempt's logs and files are: ``<apps>/<application>/<attempt>/``."""
+        return self.resolved_home / "apps"
 
     @property
     def admin_token_file(self) -> Path:

@@ -84,6 +84,15 @@ class TestStarting:
         assert action.attempt_outcome == "submission_failed"
         assert "failed to start" in action.changes["error_message"]
 
+    def test_a_driver_that_reported_then_exited_before_a_tick_failed_while_running(self) -> None:
+        policy = {"type": "OnFailure", "onFailureRetries": 2, "onFailureRetryInterval": 4}
+        action = one(app(attempt=1, exit_code=1, driver_ready=True, policy=policy))
+        assert action.event is AppEvent.RERUN_SCHEDULED
+        assert action.changes["execution_attempts"] == 1
+        assert action.changes["execution_failures"] == 1
+        assert action.changes["next_attempt_at"] == NOW + timedelta(seconds=4)
+        assert action.attempt_outcome == "failed"
+
     def test_a_launch_that_failed_outright_counts_as_a_submission_failure(self) -> None:
         action = one(app(attempt=1, launch_error="no such file: /jobs/app.py"))
         assert action.event is AppEvent.FAILED

@@ -79,7 +79,7 @@ def test_the_groups_cover_every_state_once() -> None:
     groups = [TERMINAL_STATES, ACTIVE_STATES, PAUSED_STATES]
     assert sorted(itertools.chain(*groups)) == sorted(AppState)
     assert LIVE_STATES == ACTIVE_STATES | PAUSED_STATES
-    assert TERMINAL_STATES == {S.COMPLETED, S.FAILED, S.ABORTED, S.STOPPED}
+    assert {S.COMPLETED, S.FAILED, S.ABORTED, S.STOPPED} == TERMINAL_STATES
 
 
 def test_nothing_leaves_a_terminal_state() -> None:

@@ -39,9 +39,11 @@ def list_jobs(
     query = JobQuery(
         status=status, tag=tag, bundle=bundle, search=search, limit=limit, offset=offset
     )
-    page = services_of(request).jobs.list(query)
+    services = services_of(request)
+    page = services.jobs.list(query)
+    latest = services.applications.latest_for_jobs([record.name for record in page.items])
     return {
-        "items": [job_document(record) for record in page.items],
+        "items": [job_document(record, latest.get(record.name)) for record in page.items],
         "total": page.total,
         "limit": page.limit,
         "offset": page.offset,
@@ -63,9 +65,10 @@ def create_job(
 
 @router.get("/{name}", summary="Get a job")
 def get_job(name: str, request: Request, response: Response) -> dict[str, Any]:
-    record = services_of(request).jobs.get(name)
+    services = services_of(request)
+    record = services.jobs.get(name)
     response.headers["ETag"] = etag(record.version)
-    return job_document(record)
+    return job_document(record, services.applications.latest_for_jobs([name]).get(name))
 
 
 @router.put(

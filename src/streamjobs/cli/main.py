@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from streamjobs.cli import server_commands
+from streamjobs.cli import app_commands, server_commands
 from streamjobs.cli.config import Login, resolve_login, save_login
 from streamjobs.cli.dev_commands import dev_app
 from streamjobs.cli.failures import EXIT_INVALID_INPUT, fail, reported_failures
@@ -70,6 +70,9 @@ def _client(ctx: typer.Context) -> StreamjobsClient:
     given: Login = ctx.obj
     login = resolve_login(given.server or None, given.token)
     return StreamjobsClient(login.server, login.token)
+
+
+app_commands.register(app, get_app, describe_app, _client)
 
 
 @dataclass(frozen=True)

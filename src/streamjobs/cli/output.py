@@ -64,19 +64,36 @@ def _table(*columns: str) -> Table:
 
 
 def _jobs_table(jobs: list[dict[str, Any]]) -> Table:
-    table = _table("NAME", "NAMESPACE", "BUNDLE", "TYPE", "STATUS", "TAGS", "UPDATED")
+    table = _table(
+        "NAME",
+        "NAMESPACE",
+        "BUNDLE",
+        "TYPE",
+        "STATUS",
+        "IN ROWS/S",
+        "OUT ROWS/S",
+        "TAGS",
+        "UPDATED",
+    )
     for job in jobs:
         metadata, spec = job["metadata"], job["spec"]
+        application = job["status"].get("application") or {}
         table.add_row(
             metadata["name"],
             metadata["namespace"],
             spec["bundle"],
             spec["application"]["type"],
             job["status"]["phase"],
+            rate(application.get("inputRowsPerSecond")),
+            rate(application.get("processedRowsPerSecond")),
             _tags(metadata.get("tags") or {}),
             _when(metadata["updateTimestamp"]),
         )
     return table
+
+
+def rate(value: float | None) -> str:
+    return "-" if value is None else f"{value:,.1f}"
 
 
 def _connections_table(connections: list[dict[str, Any]]) -> Table:
@@ -144,6 +161,7 @@ def describe_job(job: dict[str, Any]) -> str:
         f"Bundle:         {spec['bundle']}",
         f"Run as:         {spec.get('runAs') or metadata['createdBy']}",
         f"Status:         {job['status']['phase']}",
+        *_latest_application_lines(job["status"].get("application")),
         f"Version:        {metadata['resourceVersion']}",
         f"Created:        {_when(metadata['creationTimestamp'])} by {metadata['createdBy']}",
         f"Updated:        {_when(metadata['updateTimestamp'])} by {metadata['updatedBy']}",
@@ -157,6 +175,17 @@ def describe_job(job: dict[str, Any]) -> str:
         f"Guarantee:      {spec['processing']['guarantee']}",
     ]
     return "\n".join(lines)
+
+
+def _latest_application_lines(application: dict[str, Any] | None) -> list[str]:
+    if not application:
+        return []
+    return [
+        f"Latest run:     {application['name']} ({application['id']}) {application['state']}, "
+        f"started {_when(application['startedAt'])} by {application['startedBy']}",
+        f"Rows/s:         {rate(application.get('inputRowsPerSecond'))} in, "
+        f"{rate(application.get('processedRowsPerSecond'))} processed",
+    ]
 
 
 def _application_lines(spec: dict[str, Any]) -> list[str]:

@@ -40,11 +40,12 @@ def server(
         ),
     ] = [],  # noqa: B006 - Typer reads the default, it is never mutated
 ) -> None:
-    """Run the server: the REST API (and later the web UI and the supervisor)."""
+    """Run the server: the REST API and the supervisor that runs the jobs' drivers."""
     import uvicorn
 
     from streamjobs.api.app import create_app
     from streamjobs.services.container import open_services
+    from streamjobs.supervisor.server import supervisor_for
 
     settings = Settings()
     settings = settings.model_copy(
@@ -56,7 +57,14 @@ def server(
     console().print(
         f"streamjobs server on {settings.resolved_public_url} (home {settings.resolved_home})"
     )
-    uvicorn.run(create_app(services=services), host=settings.host, port=settings.port)
+    supervisor = supervisor_for(services) if settings.supervisor else None
+    if supervisor is not None:
+        supervisor.start()
+    try:
+        uvicorn.run(create_app(services=services), host=settings.host, port=settings.port)
+    finally:
+        if supervisor is not None:
+            supervisor.stop()
 
 
 def _load(services: Services, paths: list[Path]) -> None:

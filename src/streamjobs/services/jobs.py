@@ -22,7 +22,7 @@ import json_merge_patch
 from streamjobs.domain.access import Actor
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.connections import connections_used, dataset_errors
-from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.domain.errors import Conflict, FieldError, InvalidInput
 from streamjobs.domain.spec import (
     StreamingJob,
     parse_manifest,
@@ -39,6 +39,7 @@ from streamjobs.services.resources import (
     stored_form,
     with_server_metadata,
 )
+from streamjobs.store import ApplicationRecord
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.jobs import JobRecord
 
@@ -128,6 +129,12 @@ class JobService:
     def delete(self, name: str, *, actor: Actor, expected_version: int | None = None) -> None:
         with self._store.transaction() as repos:
             record = repos.jobs.get(name)
+            live = repos.applications.live_for_job(name)
+            if live is not None:
+                raise Conflict(
+                    f"job {name!r} has a live application {live.name} ({live.id}) in state "
+                    f"{live.state}; stop or abort it first"
+                )
             repos.jobs.delete(name, expected_version=expected_version)
             self._audit(repos, actor, "job.deleted", name, {"version": record.version})
 
@@ -211,10 +218,23 @@ class JobService:
         audit(repos, self._clock, actor, action, kind="job", name=name, detail=detail)
 
 
-def job_document(record: JobRecord) -> dict[str, Any]:
-    """The job as clients see it: its manifest, the metadata the server owns, and its status."""
+def job_document(record: JobRecord, latest: ApplicationRecord | None = None) -> dict[str, Any]:
+    """The job as clients see it: its manifest, the metadata the server owns, and its status:
+    the state of its latest application (``Idle`` before its first run) and that one's figures."""
     document = with_server_metadata(record)
     document["status"] = {"phase": record.status, "desiredState": record.desired_state}
+    if latest is not None:
+        figures = latest.latest or {}
+        document["status"]["application"] = {
+            "id": latest.id,
+            "name": latest.name,
+            "state": str(latest.state),
+            "startedAt": latest.created_at.isoformat(),
+            "startedBy": latest.triggered_by,
+            "inputRowsPerSecond": figures.get("inputRowsPerSecond"),
+            "processedRowsPerSecond": figures.get("processedRowsPerSecond"),
+            "batchId": figures.get("batchId"),
+        }
     return document
 
 

@@ -1,10 +1,19 @@
-"""The metadata store: jobs, connections, users, access tokens, node types, bundles, the audit log.
+"""The metadata store: jobs and their applications, connections, users, access tokens, node
+types, bundles, the audit log.
 
 SQLite (WAL mode) by default, PostgreSQL when the database URL says so. Open it with
 ``Store.open(url)`` (or ``create_engine_for`` + ``migrate`` + ``Store``) and work inside
 ``store.transaction()``; repositories return frozen records, never ORM objects.
 """
 
+from streamjobs.store.application_history import (
+    ApplicationEventRecord,
+    ApplicationHistory,
+    AttemptRecord,
+    ExecutorFiguresRecord,
+    ProgressRecord,
+)
+from streamjobs.store.applications import ApplicationRecord, ApplicationRepository
 from streamjobs.store.audit import AuditEntry, AuditRepository
 from streamjobs.store.catalog import (
     BundleRecord,
@@ -18,16 +27,23 @@ from streamjobs.store.identity import TokenRecord, TokenRepository, UserRecord, 
 from streamjobs.store.jobs import JobRecord, JobRepository, TagFilter
 
 __all__ = [
+    "ApplicationEventRecord",
+    "ApplicationHistory",
+    "ApplicationRecord",
+    "ApplicationRepository",
+    "AttemptRecord",
     "AuditEntry",
     "AuditRepository",
     "BundleRecord",
     "BundleRepository",
     "ConnectionRecord",
     "ConnectionRepository",
+    "ExecutorFiguresRecord",
     "JobRecord",
     "JobRepository",
     "NodeTypeRecord",
     "NodeTypeRepository",
+    "ProgressRecord",
     "Repositories",
     "Store",
     "TagFilter",

@@ -23,6 +23,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.engine import URL
 from sqlalchemy.orm import Session, sessionmaker
 
+from streamjobs.store.applications import ApplicationRepository
 from streamjobs.store.audit import AuditRepository
 from streamjobs.store.catalog import BundleRepository, NodeTypeRepository
 from streamjobs.store.connections import ConnectionRepository
@@ -105,6 +106,7 @@ class Repositories:
     """The repositories of one transaction, all working in the same session."""
 
     jobs: JobRepository
+    applications: ApplicationRepository
     connections: ConnectionRepository
     users: UserRepository
     tokens: TokenRepository
@@ -117,6 +119,7 @@ class Repositories:
         """Repositories that all read and write through ``session``."""
         return cls(
             jobs=JobRepository(session),
+            applications=ApplicationRepository(session),
             connections=ConnectionRepository(session),
             users=UserRepository(session),
             tokens=TokenRepository(session),

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import ColumnElement, Select, Text, cast, delete, func, insert, select
+from sqlalchemy import ColumnElement, Select, Text, cast, delete, func, insert, select, update
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.store.base import VersionedRepository
@@ -111,6 +111,11 @@ class JobRepository(VersionedRepository):
         total = self._session.scalar(select(func.count()).select_from(JobRow).where(*criteria))
         page = _select_jobs().where(*criteria).order_by(JobRow.name).limit(limit).offset(offset)
         return self._records(self._session.scalars(page).all()), total or 0
+
+    def set_status(self, name: str, status: str) -> None:
+        """Record the job's status (its latest application's state); the version stays, as the
+        status is the server's, not part of the manifest. Nothing happens for a deleted job."""
+        self._session.execute(update(JobRow).where(JobRow.name == name).values(status=status))
 
     def manifests_mentioning(self, text: str) -> dict[str, dict[str, Any]]:
         """The manifests of the jobs whose stored JSON contains ``text``, by job name.

@@ -15,6 +15,7 @@ from sqlalchemy import (
     BigInteger,
     DateTime,
     Dialect,
+    Double,
     ForeignKey,
     Index,
     Integer,
@@ -191,3 +192,129 @@ class AuditEntryRow(Base):
     resource_name: Mapped[str] = mapped_column(String(NAME_LENGTH))
     detail: Mapped[dict[str, Any]] = mapped_column(JSON)
     source: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+
+
+APPLICATION_NAME_LENGTH = NAME_LENGTH + 21
+"""A job name, a dash and a run number of up to 20 digits."""
+
+
+class ApplicationRow(Base):
+    """One run of a job: the snapshot of the job it started with, its state and its counters.
+
+    ``live_key`` holds the job name while the application is live (LIVE_STATES) and NULL
+    otherwise; its unique constraint lets the database itself refuse a second live application
+    of a job. ``job_name`` has no foreign key: an application outlives its job as history.
+    """
+
+    __tablename__ = "applications"
+    __table_args__ = (
+        UniqueConstraint("job_name", "run_number"),
+        UniqueConstraint("live_key"),
+        UniqueConstraint("token_hash"),
+        Index("ix_applications_job_name_created_at", "job_name", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    name: Mapped[str] = mapped_column(String(APPLICATION_NAME_LENGTH))
+    run_number: Mapped[int]
+    job_name: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    namespace: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    bundle: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    tags: Mapped[dict[str, str]] = mapped_column(JSON)
+    spec: Mapped[dict[str, Any]] = mapped_column(JSON)
+    state: Mapped[str] = mapped_column(String(32), index=True)
+    live_key: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    triggered_by: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    run_as: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    transition_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    last_update_time: Mapped[datetime] = mapped_column(UtcDateTime)
+    submission_attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    execution_attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    restarts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    submission_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    execution_failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    driver_state: Mapped[str | None] = mapped_column(String(32))
+    executors_running: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    executors_pending: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    exit_code: Mapped[int | None]
+    error_message: Mapped[str | None] = mapped_column(Text)
+    requested: Mapped[str | None] = mapped_column(String(16))
+    requested_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    requested_by: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    next_attempt_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    running_since: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    last_heartbeat_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    spark_app_id: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    token_hash: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    latest: Mapped[dict[str, Any]] = mapped_column(JSON)
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+
+
+class ApplicationAttemptRow(Base):
+    """One submission of an application's driver, and how to find its process again."""
+
+    __tablename__ = "application_attempts"
+
+    application_id: Mapped[str] = mapped_column(
+        ForeignKey("applications.id", ondelete="CASCADE"), primary_key=True
+    )
+    number: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    pid: Mapped[int | None]
+    process_started_at: Mapped[float | None] = mapped_column(Double)
+    directory: Mapped[str] = mapped_column(Text)
+    ui_port: Mapped[int | None]
+    master: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    submitted_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    running_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    exit_code: Mapped[int | None]
+    outcome: Mapped[str | None] = mapped_column(String(32))
+
+
+class ApplicationEventRow(Base):
+    """One line of an application's story: submitted, driver running, restarting…"""
+
+    __tablename__ = "application_events"
+    __table_args__ = (Index("ix_application_events_application_id_id", "application_id", "id"),)
+
+    id: Mapped[int] = mapped_column(AUDIT_ID, primary_key=True, autoincrement=True)
+    application_id: Mapped[str] = mapped_column(ForeignKey("applications.id", ondelete="CASCADE"))
+    at: Mapped[datetime] = mapped_column(UtcDateTime)
+    kind: Mapped[str] = mapped_column(String(64))
+    message: Mapped[str] = mapped_column(Text)
+
+
+class ApplicationProgressRow(Base):
+    """One event the runner reported (query started, progress, idle, terminated, heartbeat…).
+
+    ``sequence`` is the runner's own count of its events in one attempt; the unique constraint
+    on it makes a batch the runner sends twice land once.
+    """
+
+    __tablename__ = "application_progress"
+    __table_args__ = (
+        UniqueConstraint("application_id", "attempt", "sequence"),
+        Index("ix_application_progress_application_id_id", "application_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(AUDIT_ID, primary_key=True, autoincrement=True)
+    application_id: Mapped[str] = mapped_column(ForeignKey("applications.id", ondelete="CASCADE"))
+    attempt: Mapped[int]
+    sequence: Mapped[int] = mapped_column(BigInteger)
+    at: Mapped[datetime] = mapped_column(UtcDateTime)
+    type: Mapped[str] = mapped_column(String(64))
+    query_id: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON)
+
+
+class ApplicationExecutorsRow(Base):
+    """The latest snapshot of an application's executor figures; each snapshot replaces the last."""
+
+    __tablename__ = "application_executors"
+
+    application_id: Mapped[str] = mapped_column(
+        ForeignKey("applications.id", ondelete="CASCADE"), primary_key=True
+    )
+    at: Mapped[datetime] = mapped_column(UtcDateTime)
+    figures: Mapped[dict[str, Any]] = mapped_column(JSON)

@@ -85,7 +85,7 @@ class Observed:
     attempt_judged: bool = False
     """The latest attempt's end was already judged (it belongs to an earlier start)."""
     driver_ready: bool = False
-    """The latest attempt's driver reported, or its Spark UI answered."""
+    """The latest attempt's driver reported, or its Spark UI answered (it may have ended since)."""
     last_heartbeat_at: datetime | None = None
     """The latest report from the latest attempt's driver, if it ever reported."""
 
@@ -134,6 +134,11 @@ def _starting(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
             {"running_since": now, "execution_attempts": app.execution_attempts + 1},
             note=("driver-running", f"attempt {app.attempt}: the driver is running"),
         )
+    elif not app.attempt_live and app.driver_ready:
+        # It reported, so it ran, and ended before a tick saw it running.
+        outcome = Outcome.SUCCEEDED if app.exit_code == 0 else Outcome.FAILED
+        ran = {"execution_attempts": app.execution_attempts + 1}
+        yield _judged(app, outcome, now, healthy_seconds=0, **ran)
     elif not app.attempt_live:
         succeeded = app.exit_code == 0
         outcome = Outcome.SUCCEEDED if succeeded else Outcome.SUBMISSION_FAILED
@@ -206,7 +211,9 @@ def _submit(app: Observed, event: AppEvent | None, **changes: Any) -> Action:
     )
 
 
-def _judged(app: Observed, outcome: Outcome, now: datetime, *, healthy_seconds: float) -> Action:
+def _judged(
+    app: Observed, outcome: Outcome, now: datetime, *, healthy_seconds: float, **more: Any
+) -> Action:
     decision = decide(
         app.policy,
         outcome=outcome,
@@ -221,6 +228,7 @@ def _judged(app: Observed, outcome: Outcome, now: datetime, *, healthy_seconds: 
         "execution_failures": decision.counters.execution_failures,
         "running_since": None,
         "error_message": app.launch_error or _error_for(outcome, app.exit_code),
+        **more,
     }
     if decision.event is AppEvent.RERUN_SCHEDULED:
         changes["next_attempt_at"] = now + timedelta(seconds=decision.delay_seconds)

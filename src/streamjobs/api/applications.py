@@ -1,0 +1,225 @@
+"""Applications over HTTP: Run, Stop, Resume and Abort, and an application's attempts, figures,
+events, progress reports, logs and template; plus the route drivers report to."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.responses import FileResponse
+
+from streamjobs.api.auth import require_actor, services_of
+from streamjobs.api.bodies import read_document
+from streamjobs.api.documents import application_document, details_document, event_document
+from streamjobs.domain.access import Actor
+from streamjobs.domain.errors import FieldError, InvalidInput, Unauthenticated
+from streamjobs.services.applications import ApplicationQuery
+
+APPLICATIONS = "/api/v1/applications"
+jobs_router = APIRouter(prefix="/api/v1/jobs", tags=["applications"])
+router = APIRouter(prefix=APPLICATIONS, tags=["applications"])
+reports_router = APIRouter(prefix=APPLICATIONS, tags=["drivers"])
+
+
+@jobs_router.post("/{name}/run", status_code=201, summary="Run a job: start a new application")
+def run_job(
+    name: str, request: Request, response: Response, actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
+    application = services_of(request).applications.run(name, actor=actor)
+    response.headers["Location"] = f"{APPLICATIONS}/{application.id}"
+    return application_document(application)
+
+
+@jobs_router.post(
+    "/{name}/stop",
+    status_code=202,
+    summary="Stop the job's live application after the micro-batch in flight",
+)
+def stop_job(name: str, request: Request, actor: Actor = Depends(require_actor)) -> dict[str, Any]:
+    return application_document(services_of(request).applications.stop(name, actor=actor))
+
+
+@jobs_router.post(
+    "/{name}/resume", status_code=202, summary="Resume the job's suspended application"
+)
+def resume_job(
+    name: str, request: Request, actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
+    return application_document(services_of(request).applications.resume(name, actor=actor))
+
+
+@jobs_router.get("/{name}/applications", summary="List the job's applications, newest first")
+def list_job_applications(
+    name: str,
+    request: Request,
+    status: str | None = Query(None, description="Only applications in this state."),
+    triggered_by: str | None = Query(None, alias="triggeredBy", description="Started by."),
+    tag: str | None = Query(None, description="Only with this tag: key or key=value."),
+    search: str | None = Query(None, description="Part of the application's name or id."),
+    limit: int = Query(50, description="Page size, 1 to 500."),
+    offset: int = Query(0, description="How many to skip."),
+) -> dict[str, Any]:
+    query = ApplicationQuery(
+        job_name=name,
+        status=status,
+        triggered_by=triggered_by,
+        tag=tag,
+        search=search,
+        limit=limit,
+        offset=offset,
+    )
+    return _page(request, query)
+
+
+@router.get("", summary="List applications of every job, newest first")
+def list_applications(
+    request: Request,
+    job: str | None = Query(None, description="Only this job's."),
+    status: str | None = Query(None, description="Only applications in this state."),
+    triggered_by: str | None = Query(None, alias="triggeredBy", description="Started by."),
+    tag: str | None = Query(None, description="Only with this tag: key or key=value."),
+    search: str | None = Query(None, description="Part of the application's name or id."),
+    limit: int = Query(50, description="Page size, 1 to 500."),
+    offset: int = Query(0, description="How many to skip."),
+) -> dict[str, Any]:
+    query = ApplicationQuery(
+        job_name=job,
+        status=status,
+        triggered_by=triggered_by,
+        tag=tag,
+        search=search,
+        limit=limit,
+        offset=offset,
+    )
+    return _page(request, query)
+
+
+@router.get("/{application_id}", summary="An application with its attempts and latest figures")
+def get_application(application_id: str, request: Request) -> dict[str, Any]:
+    return details_document(services_of(request).applications.get(application_id))
+
+
+@router.post("/{application_id}/abort", status_code=202, summary="Abort an application")
+def abort_application(
+    application_id: str, request: Request, actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
+    return application_document(
+        services_of(request).applications.abort(application_id, actor=actor)
+    )
+
+
+@router.get("/{application_id}/events", summary="What happened to the application, in order")
+def application_events(
+    application_id: str,
+    request: Request,
+    after: int | None = Query(None, description="Only events after this event id."),
+) -> dict[str, Any]:
+    events = services_of(request).applications.events(application_id, after_id=after)
+    return {"items": [event_document(event) for event in events]}
+
+
+@router.get("/{application_id}/metrics", summary="Latest query figures and executor figures")
+def application_metrics(application_id: str, request: Request) -> dict[str, Any]:
+    details = services_of(request).applications.get(application_id)
+    return {
+        "latest": details.application.latest or {},
+        "executors": details.executors,
+        "executorState": {
+            "running": details.application.executors_running,
+            "pending": details.application.executors_pending,
+        },
+    }
+
+
+@router.get("/{application_id}/progress", summary="The latest progress reports of its queries")
+def application_progress(
+    application_id: str,
+    request: Request,
+    limit: int = Query(100, description="How many of the latest, 1 to 500."),
+) -> dict[str, Any]:
+    records = services_of(request).applications.progress(application_id, limit=limit)
+    return {
+        "items": [
+            {"attempt": r.attempt, "sequence": r.sequence, "type": r.type, "event": r.payload}
+            for r in records
+        ]
+    }
+
+
+@router.get("/{application_id}/template", summary="The job exactly as this application runs it")
+def application_template(application_id: str, request: Request) -> dict[str, Any]:
+    return services_of(request).applications.template(application_id)
+
+
+@router.get("/{application_id}/logs", summary="Part of a driver or executor log")
+def application_log(
+    application_id: str,
+    request: Request,
+    instance: str = Query("driver", description="driver, driver-stdout, executor-<id>, …"),
+    attempt: int | None = Query(None, description="Attempt number; default the latest."),
+    tail: int | None = Query(None, description="The last N lines."),
+    start: int | None = Query(None, description="From this byte."),
+    end: int | None = Query(None, description="Up to this byte (not included)."),
+) -> dict[str, Any]:
+    logs = services_of(request).logs
+    piece = logs.read(
+        application_id, instance=instance, attempt=attempt, tail=tail, start=start, end=end
+    )
+    return {
+        "instance": piece.instance,
+        "attempt": piece.attempt,
+        "start": piece.start,
+        "end": piece.end,
+        "size": piece.size,
+        "text": piece.text,
+        "instances": logs.instances(application_id, attempt=piece.attempt),
+    }
+
+
+@router.get("/{application_id}/logs/download", summary="A whole log file", response_model=None)
+def download_log(
+    application_id: str,
+    request: Request,
+    instance: str = Query("driver"),
+    attempt: int | None = Query(None),
+) -> FileResponse:
+    number, path = services_of(request).logs.path(
+        application_id, instance=instance, attempt=attempt
+    )
+    return FileResponse(
+        path, media_type="text/plain", filename=f"{application_id}-{number}-{instance}.log"
+    )
+
+
+def _report_token(request: Request) -> str:
+    """The application token a driver reports with (checked before the body is read)."""
+    scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated("this route needs the application's 'Authorization: Bearer' token")
+    return token.strip()
+
+
+@reports_router.post(
+    "/{application_id}/reports",
+    summary="Where a driver posts its query events (with its application's token)",
+)
+def receive_reports(
+    application_id: str,
+    request: Request,
+    token: str = Depends(_report_token),
+    document: Any = Depends(read_document),
+) -> dict[str, Any]:
+    if not isinstance(document, dict) or not isinstance(document.get("events"), list):
+        raise InvalidInput([FieldError("body.events", "give the events as a list")])
+    added = services_of(request).reports.receive(application_id, token, document["events"])
+    return {"accepted": added}
+
+
+def _page(request: Request, query: ApplicationQuery) -> dict[str, Any]:
+    page = services_of(request).applications.list(query)
+    return {
+        "items": [application_document(record) for record in page.items],
+        "total": page.total,
+        "limit": page.limit,
+        "offset": page.offset,
+    }

@@ -1,0 +1,310 @@
+"""The ``spark-submit`` command line and environment of one attempt, computed without running it.
+
+Everything here is a pure function of the ``AttemptSpec`` and a few facts about this machine
+(``Toolchain``), so the exact command a driver starts with can be checked in fast tests. The
+launchers write the files it refers to (``attempt_files``) and start it.
+
+Secret values never appear in the command line, which every user of the machine can read in
+the process list: they go into the driver's environment only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import yaml
+
+from streamjobs.domain.manifest import ApplicationType, Deployment, StreamingJob
+from streamjobs.domain.spark_conf import session_conf
+from streamjobs.launch.base import AttemptSpec, LaunchFailed, NodeSize
+
+MANIFEST_FILE = "job.yaml"
+CONNECTIONS_FILE = "connections.yaml"
+REPORT_TOKEN_FILE = "report-token"
+STOP_FILE = "stop"
+EXIT_CODE_FILE = "exit-code"
+STDOUT_FILE = "stdout.log"
+STDERR_FILE = "stderr.log"
+
+SPARK_INTERNAL = "spark-internal"
+"""A jvm job's main application file when its class is on Spark's own classpath."""
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """Where this machine's programs are: spark-submit, the Python drivers run with, the
+    runner's entry point, the local Maven repository."""
+
+    spark_submit: Path
+    python: str
+    runner_entry: Path
+    maven_repository: Path
+
+    @classmethod
+    def installed(cls) -> Toolchain:
+        """The spark-submit installed with pyspark, this interpreter, this install's runner."""
+        pyspark_spec = importlib.util.find_spec("pyspark")
+        runner_spec = importlib.util.find_spec("streamjobs.runner.__main__")
+        if pyspark_spec is None or pyspark_spec.origin is None:
+            raise LaunchFailed("pyspark is not installed, so there is no spark-submit to run")
+        if runner_spec is None or runner_spec.origin is None:
+            raise LaunchFailed("the streamjobs runner (streamjobs.runner) is not installed")
+        return cls(
+            spark_submit=Path(pyspark_spec.origin).parent / "bin" / "spark-submit",
+            python=sys.executable,
+            runner_entry=Path(runner_spec.origin),
+            maven_repository=Path.home() / ".m2" / "repository",
+        )
+
+    @property
+    def spark_home(self) -> Path:
+        return self.spark_submit.parent.parent
+
+
+@dataclass(frozen=True)
+class DriverCommand:
+    """What to run (``argv``) with which environment: the whole environment, not a delta."""
+
+    argv: tuple[str, ...]
+    environment: dict[str, str]
+
+
+def local_master(driver: NodeSize) -> str:
+    """The master of a singleNode job: the driver runs its tasks itself, on its own cores."""
+    return f"local[{driver.cores}]"
+
+
+def master_for(job: StreamingJob, driver: NodeSize, cluster_master: str | None) -> str:
+    """``local[N]`` for singleNode jobs, the cluster's ``spark://host:port`` for standard ones."""
+    if job.spec.instance.deployment is Deployment.SINGLE_NODE:
+        return local_master(driver)
+    if cluster_master is None:
+        raise LaunchFailed(
+            f"job {job.name!r} has spec.instance.deployment: standard, which needs a Spark "
+            "cluster, but this server runs drivers on this machine only (local[N]); use "
+            "singleNode or configure a standalone master"
+        )
+    return cluster_master
+
+
+def spark_submit_command(
+    attempt: AttemptSpec,
+    *,
+    master: str,
+    ui_port: int,
+    toolchain: Toolchain,
+    base_environment: Mapping[str, str],
+) -> DriverCommand:
+    """The spark-submit command line and environment that start ``attempt``'s driver."""
+    job = attempt.job
+    configuration = job.spec.configuration
+    dependencies = job.spec.dependencies
+    argv = [str(toolchain.spark_submit), "--master", master]
+    if not master.startswith("local"):
+        argv += ["--deploy-mode", "client"]
+    argv += ["--driver-memory", f"{attempt.driver.memory_mb}m"]
+    if configuration.java_options:
+        argv += ["--driver-java-options", configuration.java_options]
+    if dependencies.files:
+        argv += ["--files", ",".join(dependencies.files)]
+    if dependencies.py_files:
+        argv += ["--py-files", ",".join(dependencies.py_files)]
+    for key, value in spark_settings(attempt, master=master, ui_port=ui_port, toolchain=toolchain):
+        argv += ["--conf", f"{key}={value}"]
+    argv += application_arguments(attempt, toolchain=toolchain)
+    return DriverCommand(
+        argv=tuple(argv),
+        environment=driver_environment(attempt, toolchain, base_environment),
+    )
+
+
+def spark_settings(
+    attempt: AttemptSpec, *, master: str, ui_port: int, toolchain: Toolchain
+) -> list[tuple[str, str]]:
+    """Every ``--conf`` of the driver, in order.
+
+    The job's own settings (``sparkConf``, inside ``session_conf``) come after the defaults
+    they may change, and before the ones the server owns: node sizes (which quotas count),
+    the UI port the handle records and the loopback addresses stay as the server sets them.
+    """
+    job = attempt.job
+    single_node = job.spec.instance.deployment is Deployment.SINGLE_NODE
+    settings: dict[str, str] = {}
+    if job.spec.configuration.java_options:
+        settings["spark.executor.extraJavaOptions"] = job.spec.configuration.java_options
+    settings.update(
+        session_conf(
+            job,
+            connections=attempt.connections,
+            maven_repository=toolchain.maven_repository,
+            cores=attempt.driver.cores if single_node else None,
+        )
+    )
+    settings.update(
+        {
+            "spark.driver.cores": str(attempt.driver.cores),
+            "spark.ui.enabled": "true",
+            "spark.ui.port": str(ui_port),
+            "spark.driver.host": LOOPBACK,
+            "spark.driver.bindAddress": LOOPBACK,
+        }
+    )
+    if not single_node:
+        settings.update(executor_settings(attempt))
+    return list(settings.items())
+
+
+def executor_settings(attempt: AttemptSpec) -> dict[str, str]:
+    """Executor sizes and counts of a standard job on a standalone cluster."""
+    instance = attempt.job.spec.instance
+    executor = attempt.executor
+    if executor is None:
+        raise LaunchFailed(
+            f"job {attempt.job.name!r} is a standard deployment but its attempt has no "
+            "executor node size (spec.instance.executor)"
+        )
+    executors = instance.executors or 1
+    settings = {
+        "spark.executor.cores": str(executor.cores),
+        "spark.executor.memory": f"{executor.memory_mb}m",
+        "spark.cores.max": str(executor.cores * executors),
+    }
+    if instance.dynamic:
+        settings.update(
+            {
+                "spark.dynamicAllocation.enabled": "true",
+                "spark.dynamicAllocation.shuffleTracking.enabled": "true",
+                "spark.dynamicAllocation.maxExecutors": str(executors),
+            }
+        )
+    return settings
+
+
+def application_arguments(attempt: AttemptSpec, *, toolchain: Toolchain) -> list[str]:
+    """The end of the command line: what spark-submit runs, and its arguments."""
+    application = attempt.job.spec.application
+    if application.type is ApplicationType.PIPELINE:
+        return [str(toolchain.runner_entry), *runner_arguments(attempt)]
+    main_file = main_application_path(attempt.job)
+    if application.type is ApplicationType.PYTHON:
+        return [main_file, *application.arguments]
+    if not application.main_class:
+        raise LaunchFailed(f"jvm job {attempt.job.name!r} has no spec.application.mainClass")
+    return ["--class", application.main_class, main_file, *application.arguments]
+
+
+def runner_arguments(attempt: AttemptSpec) -> list[str]:
+    """The runner's command line: where its files are, and where it reports."""
+    directory = attempt.directory
+    arguments = ["--manifest", str(directory / MANIFEST_FILE)]
+    if attempt.connections:
+        arguments += ["--connections", str(directory / CONNECTIONS_FILE)]
+    arguments += [
+        "--application-id",
+        attempt.application_id,
+        "--stop-file",
+        str(directory / STOP_FILE),
+    ]
+    if attempt.report_url:
+        arguments += [
+            "--report-url",
+            attempt.report_url,
+            "--report-token-file",
+            str(directory / REPORT_TOKEN_FILE),
+        ]
+    return arguments
+
+
+def main_application_path(job: StreamingJob) -> str:
+    """The job's main application file as a local path (``local://`` and ``file://`` dropped);
+    ``spark-internal`` as it is."""
+    main_file = job.spec.application.main_application_file
+    if not main_file:
+        raise LaunchFailed(
+            f"{job.spec.application.type} job {job.name!r} has no "
+            "spec.application.mainApplicationFile"
+        )
+    return local_path(main_file)
+
+
+def local_path(location: str) -> str:
+    """``local:///a/b`` and ``file:///a/b`` -> ``/a/b``; anything else unchanged."""
+    if location.startswith("local://"):
+        return location.removeprefix("local://")
+    if location.startswith("file://"):
+        return unquote(location.removeprefix("file://"))
+    return location
+
+
+def paths_to_check(job: StreamingJob) -> list[str]:
+    """Files on this machine the driver needs before it starts: its main application file and
+    dependencies given as plain paths or ``file://`` (``local://`` ones live on the nodes)."""
+    paths = []
+    application = job.spec.application
+    main_file = application.main_application_file
+    if application.type is not ApplicationType.PIPELINE and main_file != SPARK_INTERNAL:
+        paths.append(main_application_path(job))
+    dependencies = job.spec.dependencies
+    for location in (*dependencies.jars, *dependencies.files, *dependencies.py_files):
+        if location.startswith("file://") or "://" not in location:
+            paths.append(local_path(location))
+    return paths
+
+
+def driver_environment(
+    attempt: AttemptSpec, toolchain: Toolchain, base_environment: Mapping[str, str]
+) -> dict[str, str]:
+    """The driver's environment: the server's, the job's ``env``, the attempt's secrets, and
+    last what the server decides: the Spark that runs (pyspark's), the Python its Python
+    processes run with (this one, where the runner is installed) and the address its UI
+    listens on (loopback only: Spark's UI binds to ``SPARK_LOCAL_IP``, else to every address)."""
+    environment = dict(base_environment)
+    environment.update(attempt.job.spec.configuration.env)
+    environment.update(attempt.secrets)
+    environment.update(
+        {
+            "SPARK_HOME": str(toolchain.spark_home),
+            "SPARK_LOCAL_IP": LOOPBACK,
+            "PYSPARK_PYTHON": toolchain.python,
+            "PYSPARK_DRIVER_PYTHON": toolchain.python,
+        }
+    )
+    return environment
+
+
+def wrapped(command: DriverCommand, *, python: str, exit_code_file: Path) -> tuple[str, ...]:
+    """``command`` under the wrapper that records its exit code in ``exit_code_file``."""
+    return (
+        python,
+        "-m",
+        "streamjobs.launch.wrapper",
+        "--exit-code-file",
+        str(exit_code_file),
+        "--",
+        *command.argv,
+    )
+
+
+def attempt_files(attempt: AttemptSpec) -> dict[str, str]:
+    """The files the driver reads from its attempt directory, by name: the job's manifest and,
+    when there are any, its connections. Neither holds a secret value (secrets are named)."""
+    files = {MANIFEST_FILE: yaml.safe_dump(manifest_document(attempt.job), sort_keys=False)}
+    if attempt.connections:
+        documents = [
+            connection.model_dump(mode="json", by_alias=True, exclude_none=True)
+            for connection in attempt.connections
+        ]
+        files[CONNECTIONS_FILE] = yaml.safe_dump_all(documents, sort_keys=False)
+    return files
+
+
+def manifest_document(job: StreamingJob) -> dict[str, Any]:
+    document: dict[str, Any] = job.model_dump(mode="json", by_alias=True, exclude_none=True)
+    return document

@@ -1,0 +1,267 @@
+"""A Spark driver as a process group on this machine: what the local and standalone launchers share.
+
+Both run ``spark-submit`` here (a standalone cluster's drivers run in client mode, on the
+server's machine); they differ only in the master and in where executors' logs are. The driver
+is started under the wrapper (``launch.wrapper``) in a new session, so it is the leader of its
+own process group, survives a restart of the server, and leaves its exit code in a file.
+
+Everything a later server process needs is in the ``DriverHandle`` and the attempt directory:
+the pid with its start time (a pid the system gave to another process is not mistaken for the
+driver) and the files the wrapper and the driver write.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+import psutil
+import yaml
+
+from streamjobs.domain.manifest import ApplicationType
+from streamjobs.launch.base import (
+    AttemptSpec,
+    DriverHandle,
+    DriverHealth,
+    DriverState,
+    LaunchFailed,
+)
+from streamjobs.launch.command import (
+    EXIT_CODE_FILE,
+    MANIFEST_FILE,
+    REPORT_TOKEN_FILE,
+    STDERR_FILE,
+    STDOUT_FILE,
+    STOP_FILE,
+    Toolchain,
+    attempt_files,
+    paths_to_check,
+    spark_submit_command,
+    wrapped,
+)
+from streamjobs.launch.wrapper import read_exit_code
+
+START_TIME_TOLERANCE = 0.5
+"""Seconds two readings of one process's start time may differ by."""
+
+
+def free_loopback_port() -> int:
+    """A TCP port on 127.0.0.1 that nobody listens on right now."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class SparkSubmitLauncher:
+    """Starts drivers with ``spark-submit`` on this machine and watches them by pid.
+
+    Subclasses say which master a job's driver connects to (``master_for``) and may add
+    executors' logs (``log_files``).
+    """
+
+    def __init__(
+        self,
+        *,
+        toolchain: Toolchain | None = None,
+        environment: Mapping[str, str] | None = None,
+    ) -> None:
+        """``environment`` is what drivers' environments start from (default: the server's)."""
+        self._toolchain = toolchain
+        self._environment = environment
+        self._children: dict[int, subprocess.Popen[bytes]] = {}
+
+    @property
+    def toolchain(self) -> Toolchain:
+        if self._toolchain is None:
+            self._toolchain = Toolchain.installed()
+        return self._toolchain
+
+    def master_for(self, attempt: AttemptSpec) -> str:
+        raise NotImplementedError
+
+    def submit(self, attempt: AttemptSpec) -> DriverHandle:
+        master = self.master_for(attempt)
+        _check_attempt(attempt)
+        ui_port = free_loopback_port()
+        command = spark_submit_command(
+            attempt,
+            master=master,
+            ui_port=ui_port,
+            toolchain=self.toolchain,
+            base_environment=os.environ if self._environment is None else self._environment,
+        )
+        directory = attempt.directory
+        try:
+            _prepare_directory(attempt)
+        except OSError as error:
+            raise LaunchFailed(
+                f"cannot prepare the attempt directory {directory}: {error}"
+            ) from None
+        argv = wrapped(
+            command, python=self.toolchain.python, exit_code_file=directory / EXIT_CODE_FILE
+        )
+        try:
+            with (
+                open(directory / STDOUT_FILE, "ab") as stdout,
+                open(directory / STDERR_FILE, "ab") as stderr,
+            ):
+                child = subprocess.Popen(
+                    argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=stdout,
+                    stderr=stderr,
+                    env=command.environment,
+                    start_new_session=True,
+                )
+        except OSError as error:
+            raise LaunchFailed(
+                f"cannot start the driver of {attempt.job.name!r}: {error}"
+            ) from None
+        self._children[child.pid] = child
+        return DriverHandle(
+            pid=child.pid,
+            started_at=_start_time(child.pid),
+            directory=str(directory),
+            ui_port=ui_port,
+            master=master,
+        )
+
+    def poll(self, handle: DriverHandle) -> DriverHealth:
+        self._reap(handle.pid)
+        if _leader_alive(handle) or _stragglers(handle):
+            return DriverHealth(DriverState.RUNNING)
+        exit_code = read_exit_code(Path(handle.directory) / EXIT_CODE_FILE)
+        return DriverHealth(DriverState.EXITED, exit_code)
+
+    def stop(self, handle: DriverHandle) -> None:
+        """A pipeline's runner watches for the stop file; other programs get SIGTERM, which
+        spark-submit and the JVM take as the request to shut down."""
+        if _stops_by_file(Path(handle.directory)):
+            (Path(handle.directory) / STOP_FILE).touch()
+        else:
+            self.abort(handle)
+
+    def abort(self, handle: DriverHandle) -> None:
+        _signal_group(handle, signal.SIGTERM)
+
+    def kill(self, handle: DriverHandle) -> None:
+        _signal_group(handle, signal.SIGKILL)
+        self._reap(handle.pid)
+
+    def log_files(self, handle: DriverHandle) -> dict[str, Path]:
+        directory = Path(handle.directory)
+        candidates = {"driver": directory / STDERR_FILE, "driver-stdout": directory / STDOUT_FILE}
+        return {name: path for name, path in candidates.items() if path.is_file()}
+
+    def _reap(self, pid: int) -> None:
+        """Collect the exit of a driver this process started, so it is not left a zombie."""
+        child = self._children.get(pid)
+        if child is not None:
+            if child.poll() is not None:
+                del self._children[pid]
+            return
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def _check_attempt(attempt: AttemptSpec) -> None:
+    """What would make the driver fail at once: files missing here, a report URL without token."""
+    missing = [path for path in paths_to_check(attempt.job) if not Path(path).exists()]
+    if missing:
+        raise LaunchFailed(
+            f"job {attempt.job.name!r} needs files that do not exist on this machine: "
+            + ", ".join(missing)
+        )
+    if attempt.report_url and not attempt.report_token:
+        raise LaunchFailed(f"application {attempt.application_id} has a report URL but no token")
+
+
+def _prepare_directory(attempt: AttemptSpec) -> None:
+    """The attempt directory with the driver's files, and none left from an earlier start."""
+    directory = attempt.directory
+    directory.mkdir(parents=True, exist_ok=True)
+    for stale in (EXIT_CODE_FILE, STOP_FILE):
+        (directory / stale).unlink(missing_ok=True)
+    for name, content in attempt_files(attempt).items():
+        (directory / name).write_text(content, encoding="utf-8")
+    if attempt.report_url and attempt.report_token:
+        _write_private(directory / REPORT_TOKEN_FILE, attempt.report_token)
+
+
+def _write_private(path: Path, content: str) -> None:
+    """Write a file only its owner can read, from its creation on."""
+    path.unlink(missing_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(content)
+
+
+def _start_time(pid: int) -> float:
+    try:
+        return float(psutil.Process(pid).create_time())
+    except psutil.NoSuchProcess:
+        # Only when the driver was reaped already, which only ``poll`` does: not yet.
+        raise LaunchFailed(f"the driver process {pid} vanished as it started") from None
+
+
+def _leader_alive(handle: DriverHandle) -> bool:
+    """The wrapper still runs: same pid, same start time, not a zombie."""
+    try:
+        process = psutil.Process(handle.pid)
+        return _is_ours(process, handle) and bool(process.status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _is_ours(process: psutil.Process, handle: DriverHandle) -> bool:
+    return abs(float(process.create_time()) - handle.started_at) < START_TIME_TOLERANCE
+
+
+def _stragglers(handle: DriverHandle) -> list[psutil.Process]:
+    """Live processes of the driver's group when its leader is gone without an exit code
+    (the wrapper alone was killed): the driver has not ended while they run.
+
+    While a process group has members, the system gives its id to no new process, so members
+    found under the id of a leader that no longer exists are the driver's.
+    """
+    directory = Path(handle.directory)
+    if (directory / EXIT_CODE_FILE).exists() or psutil.pid_exists(handle.pid):
+        return []
+    members = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if (
+                os.getpgid(process.pid) == handle.pid
+                and process.status() != psutil.STATUS_ZOMBIE
+                and process.create_time() >= handle.started_at - START_TIME_TOLERANCE
+            ):
+                members.append(process)
+    return members
+
+
+def _signal_group(handle: DriverHandle, number: signal.Signals) -> None:
+    """Send ``number`` to the driver's whole process group; nothing when it is gone, or when
+    its pid now belongs to another process."""
+    try:
+        leader = psutil.Process(handle.pid)
+    except psutil.NoSuchProcess:
+        leader = None
+    if leader is not None and not _is_ours(leader, handle):
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(handle.pid, number)
+
+
+def _stops_by_file(directory: Path) -> bool:
+    """Whether the driver is the runner of a pipeline, which stops when the stop file appears."""
+    try:
+        manifest = yaml.safe_load((directory / MANIFEST_FILE).read_text(encoding="utf-8"))
+        return bool(manifest["spec"]["application"]["type"] == ApplicationType.PIPELINE)
+    except (OSError, yaml.YAMLError, KeyError, TypeError):
+        return False

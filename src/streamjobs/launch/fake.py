@@ -1,0 +1,101 @@
+"""A launcher that starts nothing, for supervisor and API tests: the test decides what drivers do.
+
+Each submitted attempt gets a fake driver that runs until the test ends it (``exit``), or until
+``stop``/``abort``/``kill`` reach it (exit codes 0, 143 and 137, as real drivers give). It can be
+told to refuse the next submissions (``refuse_submissions``), as a launcher does when
+spark-submit cannot start.
+"""
+
+from __future__ import annotations
+
+import itertools
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from streamjobs.launch.base import (
+    AttemptSpec,
+    DriverHandle,
+    DriverHealth,
+    DriverState,
+    LaunchFailed,
+)
+
+_SIGTERM_EXIT = 128 + signal.SIGTERM
+_SIGKILL_EXIT = 128 + signal.SIGKILL
+
+
+@dataclass
+class FakeDriver:
+    """One submitted attempt and what has happened to it."""
+
+    attempt: AttemptSpec
+    handle: DriverHandle
+    exit_code: int | None = None
+    running: bool = True
+    calls: list[str] = field(default_factory=list)
+
+
+class FakeLauncher:
+    """Keeps fake drivers in memory; see the module docstring."""
+
+    def __init__(self) -> None:
+        self.drivers: list[FakeDriver] = []
+        self._pids = itertools.count(1000)
+        self._refusals: list[str] = []
+
+    def submit(self, attempt: AttemptSpec) -> DriverHandle:
+        if self._refusals:
+            raise LaunchFailed(self._refusals.pop(0))
+        handle = DriverHandle(
+            pid=next(self._pids),
+            started_at=float(len(self.drivers)),
+            directory=str(attempt.directory),
+            ui_port=4040,
+            master="local[1]",
+        )
+        self.drivers.append(FakeDriver(attempt=attempt, handle=handle))
+        return handle
+
+    def poll(self, handle: DriverHandle) -> DriverHealth:
+        driver = self._driver(handle)
+        if driver.running:
+            return DriverHealth(DriverState.RUNNING)
+        return DriverHealth(DriverState.EXITED, driver.exit_code)
+
+    def stop(self, handle: DriverHandle) -> None:
+        self._end(handle, "stop", 0)
+
+    def abort(self, handle: DriverHandle) -> None:
+        self._end(handle, "abort", _SIGTERM_EXIT)
+
+    def kill(self, handle: DriverHandle) -> None:
+        self._end(handle, "kill", _SIGKILL_EXIT)
+
+    def log_files(self, handle: DriverHandle) -> dict[str, Path]:
+        path = Path(handle.directory) / "stderr.log"
+        return {"driver": path} if path.exists() else {}
+
+    # What tests do to the drivers:
+
+    def exit(self, index: int, code: int) -> None:
+        """Make driver ``index`` (in submission order; -1 the latest) exit with ``code``."""
+        driver = self.drivers[index]
+        driver.running, driver.exit_code = False, code
+
+    def refuse_submissions(self, *reasons: str) -> None:
+        """Make the next ``len(reasons)`` submissions raise ``LaunchFailed`` with these reasons."""
+        self._refusals.extend(reasons)
+
+    @property
+    def live(self) -> list[FakeDriver]:
+        return [driver for driver in self.drivers if driver.running]
+
+    def _end(self, handle: DriverHandle, call: str, code: int) -> None:
+        driver = self._driver(handle)
+        driver.calls.append(call)
+        if driver.running:
+            driver.running, driver.exit_code = False, code
+
+    def _driver(self, handle: DriverHandle) -> FakeDriver:
+        return next(d for d in self.drivers if d.handle.pid == handle.pid)

@@ -1,0 +1,46 @@
+"""Moving an application from state to state: one place that both the API and the supervisor use.
+
+Each move goes through the domain's state machine (so an illegal one is a 409), updates the
+application with optimistic concurrency, keeps the job's status equal to its latest
+application's state, and records an event, all in the caller's transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from streamjobs.domain.states import AppEvent, AppState, transition
+from streamjobs.store import ApplicationRecord
+from streamjobs.store.db import Repositories
+
+
+def move(
+    repos: Repositories,
+    application: ApplicationRecord,
+    event: AppEvent | None,
+    *,
+    at: datetime,
+    changes: Mapping[str, Any] | None = None,
+    note: tuple[str, str] | None = None,
+) -> ApplicationRecord:
+    """Apply ``event`` (None: only ``changes``) to ``application`` as it was read.
+
+    Raises ``IllegalTransition`` for an event its state cannot take, and ``Conflict`` when the
+    application changed since it was read.
+    """
+    fields = dict(changes or {})
+    if event is not None:
+        fields["state"] = transition(
+            AppState(application.state), event, application=application.name
+        )
+    updated = repos.applications.update(
+        application.id, version=application.version, at=at, **fields
+    )
+    if "state" in fields:
+        repos.jobs.set_status(application.job_name, str(fields["state"]))
+    if note is not None:
+        kind, message = note
+        repos.applications.add_event(application.id, at=at, kind=kind, message=message)
+    return updated

@@ -1,0 +1,234 @@
+"""The application use cases: Run, Stop, Resume and Abort, and reading applications back.
+
+Run stores a new application in STARTING with an immutable snapshot of the job's resolved
+template; the supervisor submits its driver at its next tick. Stop and Abort record the request
+and move the application on through the state machine (TERMINATING while a driver may be up);
+the supervisor carries them out. Every request is audited in the transaction that makes it.
+"""
+
+from __future__ import annotations
+
+import builtins
+from dataclasses import dataclass
+from typing import Any
+
+from streamjobs.domain.access import Actor
+from streamjobs.domain.clock import Clock
+from streamjobs.domain.errors import Conflict, FieldError, InvalidInput, NotFound
+from streamjobs.domain.spec import parse_manifest, resolved_template
+from streamjobs.domain.states import LIVE_STATES, AppEvent, AppState
+from streamjobs.services.application_state import move
+from streamjobs.services.resources import Page, audit, check_page
+from streamjobs.store import (
+    ApplicationEventRecord,
+    ApplicationRecord,
+    AttemptRecord,
+    ProgressRecord,
+)
+from streamjobs.store.db import Repositories, Store
+
+ApplicationPage = Page[ApplicationRecord]
+
+
+@dataclass(frozen=True)
+class ApplicationQuery:
+    """Which applications to list; every filter is optional. ``tag`` is ``key`` or ``key=value``."""
+
+    job_name: str | None = None
+    status: str | None = None
+    triggered_by: str | None = None
+    tag: str | None = None
+    search: str | None = None
+    limit: int = 50
+    offset: int = 0
+
+
+@dataclass(frozen=True)
+class ApplicationDetails:
+    """An application with its attempts and its latest executor figures."""
+
+    application: ApplicationRecord
+    attempts: list[AttemptRecord]
+    executors: dict[str, Any] | None
+
+
+class ApplicationService:
+    """Starts, stops and reads applications on behalf of an actor."""
+
+    def __init__(self, *, store: Store, clock: Clock, checkpoint_root: str) -> None:
+        self._store = store
+        self._clock = clock
+        self._checkpoint_root = checkpoint_root
+
+    def run(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
+        """Start a new application of the job; ``Conflict`` naming the live one if there is one."""
+        now = self._clock.now()
+        with self._store.transaction() as repos:
+            job = repos.jobs.get(job_name)
+            spec = self._snapshot(job.manifest)
+            run_as = (spec["spec"].get("runAs")) or job.created_by
+            application = repos.applications.add(
+                job_name=job.name,
+                namespace=job.namespace,
+                bundle=job.bundle,
+                tags=dict(job.tags),
+                spec=spec,
+                state=AppState.STARTING,
+                triggered_by=actor.name,
+                run_as=run_as,
+                at=now,
+            )
+            repos.jobs.set_status(job.name, str(AppState.STARTING))
+            repos.applications.add_event(
+                application.id, at=now, kind="run-requested", message=f"run by {actor.name}"
+            )
+            self._audit(repos, actor, "job.run", job.name, {"application": application.id})
+            return application
+
+    def stop(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
+        """Stop the job's live application gracefully, after its micro-batch in flight."""
+        return self._request(job_name, AppEvent.STOP_REQUESTED, "stop", actor=actor)
+
+    def resume(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
+        """Start a suspended application again from its checkpoint, with the job as it is now."""
+        now = self._clock.now()
+        with self._store.transaction() as repos:
+            application = self._live(repos, job_name)
+            job = repos.jobs.get(job_name)
+            resumed = move(
+                repos,
+                application,
+                AppEvent.RESUMED,
+                at=now,
+                changes={
+                    "spec": self._snapshot(job.manifest),
+                    "submission_failures": 0,
+                    "execution_failures": 0,
+                    "error_message": None,
+                },
+                note=("resumed", f"resumed by {actor.name} with job version {job.version}"),
+            )
+            self._audit(repos, actor, "job.resume", job_name, {"application": application.id})
+            return resumed
+
+    def abort(self, application_id: str, *, actor: Actor) -> ApplicationRecord:
+        """Abort an application: SIGTERM to its driver, SIGKILL after the grace period."""
+        with self._store.transaction() as repos:
+            application = repos.applications.get(application_id)
+            aborted = self._requested(repos, application, AppEvent.ABORT_REQUESTED, "abort", actor)
+            self._audit(
+                repos, actor, "application.abort", application.job_name, {"application": aborted.id}
+            )
+            return aborted
+
+    def get(self, application_id: str) -> ApplicationDetails:
+        with self._store.transaction() as repos:
+            application = repos.applications.get(application_id)
+            figures = repos.applications.executor_figures(application_id)
+            return ApplicationDetails(
+                application=application,
+                attempts=repos.applications.attempts(application_id),
+                executors=figures.figures if figures else None,
+            )
+
+    def list(self, query: ApplicationQuery) -> ApplicationPage:
+        check_page(query.limit, query.offset)
+        states = [_state(query.status)] if query.status else None
+        tag = _tag_filter(query.tag) if query.tag else None
+        filters: dict[str, Any] = {
+            "job_name": query.job_name,
+            "states": states,
+            "triggered_by": query.triggered_by,
+            "tag": tag,
+            "search": query.search,
+        }
+        with self._store.transaction() as repos:
+            if query.job_name is not None:
+                repos.jobs.get(query.job_name)
+            items = repos.applications.list(**filters, limit=query.limit, offset=query.offset)
+            total = repos.applications.count(**filters)
+        return ApplicationPage(items=items, total=total, limit=query.limit, offset=query.offset)
+
+    def latest_for_jobs(self, job_names: builtins.list[str]) -> dict[str, ApplicationRecord]:
+        with self._store.transaction() as repos:
+            return repos.applications.latest_for_jobs(job_names)
+
+    def events(
+        self, application_id: str, *, after_id: int | None = None
+    ) -> builtins.list[ApplicationEventRecord]:
+        with self._store.transaction() as repos:
+            repos.applications.get(application_id)
+            return repos.applications.events(application_id, after_id=after_id)
+
+    def progress(self, application_id: str, *, limit: int = 100) -> builtins.list[ProgressRecord]:
+        check_page(limit, 0)
+        with self._store.transaction() as repos:
+            repos.applications.get(application_id)
+            return repos.applications.progress(application_id, limit=limit)
+
+    def template(self, application_id: str) -> dict[str, Any]:
+        """The job exactly as this application runs it (its immutable snapshot)."""
+        with self._store.transaction() as repos:
+            return dict(repos.applications.get(application_id).spec)
+
+    def _snapshot(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        job = parse_manifest(manifest, checkpoint_root=self._checkpoint_root)
+        return resolved_template(job, checkpoint_root=self._checkpoint_root)
+
+    def _request(
+        self, job_name: str, event: AppEvent, request: str, *, actor: Actor
+    ) -> ApplicationRecord:
+        with self._store.transaction() as repos:
+            application = self._live(repos, job_name)
+            changed = self._requested(repos, application, event, request, actor)
+            self._audit(repos, actor, f"job.{request}", job_name, {"application": changed.id})
+            return changed
+
+    def _requested(
+        self,
+        repos: Repositories,
+        application: ApplicationRecord,
+        event: AppEvent,
+        request: str,
+        actor: Actor,
+    ) -> ApplicationRecord:
+        now = self._clock.now()
+        return move(
+            repos,
+            application,
+            event,
+            at=now,
+            changes={"requested": request, "requested_at": now, "requested_by": actor.name},
+            note=(f"{request}-requested", f"{request} requested by {actor.name}"),
+        )
+
+    def _live(self, repos: Repositories, job_name: str) -> ApplicationRecord:
+        repos.jobs.get(job_name)
+        application = repos.applications.live_for_job(job_name)
+        if application is None:
+            raise Conflict(f"job {job_name!r} has no live application")
+        if application.state not in LIVE_STATES:  # pragma: no cover - the store guarantees it
+            raise NotFound("live application of job", job_name)
+        return application
+
+    def _audit(
+        self, repos: Repositories, actor: Actor, action: str, name: str, detail: dict[str, Any]
+    ) -> None:
+        audit(repos, self._clock, actor, action, kind="job", name=name, detail=detail)
+
+
+def _state(status: str) -> AppState:
+    try:
+        return AppState(status.upper())
+    except ValueError:
+        known = ", ".join(state.value for state in AppState)
+        raise InvalidInput(
+            [FieldError("query.status", f"{status!r} is not a state (known: {known})")]
+        ) from None
+
+
+def _tag_filter(tag: str) -> tuple[str, str | None]:
+    key, separator, value = tag.partition("=")
+    if not key:
+        raise InvalidInput([FieldError("query.tag", "give a tag as key or key=value")])
+    return key, (value if separator else None)

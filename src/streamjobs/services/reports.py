@@ -1,0 +1,113 @@
+"""What drivers tell the server: query events, heartbeats and where their Spark UI is.
+
+A pipeline's runner posts its events with the token only its application holds (a fresh one
+per attempt, stored as a digest). Each report refreshes the application's heartbeat; progress
+reports are kept (the last N) and their figures become the application's latest; the first
+committed micro-batch of an attempt and a query's failure become events.
+"""
+
+from __future__ import annotations
+
+import hmac
+from collections.abc import Sequence
+from typing import Any
+
+from streamjobs.domain.clock import Clock
+from streamjobs.domain.errors import FieldError, InvalidInput, Unauthenticated
+from streamjobs.domain.progress import application_figures, figures_of
+from streamjobs.services.application_state import move
+from streamjobs.services.identity import token_digest
+from streamjobs.store import ApplicationRecord
+from streamjobs.store.db import Store
+
+MAX_EVENTS_PER_REPORT = 1000
+
+
+class ReportService:
+    """Receives the reports of running drivers."""
+
+    def __init__(self, *, store: Store, clock: Clock, keep_last: int = 200) -> None:
+        self._store = store
+        self._clock = clock
+        self._keep_last = keep_last
+
+    def receive(self, application_id: str, token: str, events: Sequence[Any]) -> int:
+        """Store ``events`` from the driver of ``application_id``; how many were new."""
+        _check_events(events)
+        now = self._clock.now()
+        with self._store.transaction() as repos:
+            application = repos.applications.find(application_id)
+            if application is None or not _token_matches(application, token):
+                raise Unauthenticated("the report token does not belong to this application")
+            attempt = repos.applications.latest_attempt(application_id)
+            number = attempt.number if attempt else 0
+            added = repos.applications.add_progress(
+                application_id,
+                attempt=number,
+                events=list(events),
+                at=now,
+                keep_last=self._keep_last,
+            )
+            changes, notes = _changes_from(application, number, events)
+            changes["last_heartbeat_at"] = now
+            updated = move(repos, application, None, at=now, changes=changes)
+            for kind, message in notes:
+                repos.applications.add_event(updated.id, at=now, kind=kind, message=message)
+            return added
+
+
+def _token_matches(application: ApplicationRecord, token: str) -> bool:
+    if not application.token_hash:
+        return False
+    return hmac.compare_digest(application.token_hash, token_digest(token))
+
+
+def _check_events(events: Sequence[Any]) -> None:
+    if len(events) > MAX_EVENTS_PER_REPORT:
+        raise InvalidInput(
+            [FieldError("events", f"at most {MAX_EVENTS_PER_REPORT} events per report")]
+        )
+    for index, event in enumerate(events):
+        if not isinstance(event, dict):
+            raise InvalidInput([FieldError(f"events[{index}]", "must be an object")])
+        if not isinstance(event.get("type"), str):
+            raise InvalidInput([FieldError(f"events[{index}].type", "must be a string")])
+        if not isinstance(event.get("sequence"), int):
+            raise InvalidInput([FieldError(f"events[{index}].sequence", "must be an integer")])
+
+
+def _changes_from(
+    application: ApplicationRecord, attempt: int, events: Sequence[dict[str, Any]]
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    latest = dict(application.latest or {})
+    if latest.get("attempt") != attempt:
+        latest = {"attempt": attempt, "queries": {}}
+    queries = dict(latest.get("queries") or {})
+    changes: dict[str, Any] = {}
+    notes: list[tuple[str, str]] = []
+    for event in events:
+        kind = event["type"]
+        if kind == "driver" and event.get("sparkApplicationId"):
+            changes["spark_app_id"] = str(event["sparkApplicationId"])
+        elif kind == "progress" and isinstance(event.get("progress"), dict):
+            progress = event["progress"]
+            queries[str(event.get("name") or progress.get("name") or event.get("id"))] = figures_of(
+                progress
+            )
+            if "firstBatchCommittedAt" not in latest:
+                latest["firstBatchCommittedAt"] = progress.get("timestamp")
+                notes.append(
+                    (
+                        "first-batch-committed",
+                        f"attempt {attempt}: micro-batch {progress.get('batchId')} committed",
+                    )
+                )
+        elif kind == "terminated" and event.get("exception"):
+            notes.append(
+                ("query-failed", f"query {event.get('name')} failed: {event['exception']}"[:2000])
+            )
+    if queries:
+        latest["queries"] = queries
+        latest.update(application_figures(queries))
+        changes["latest"] = latest
+    return changes, notes

@@ -1,0 +1,390 @@
+"""Applications (runs of jobs) in the store, with optimistic concurrency like jobs.
+
+An application keeps the snapshot of the job it started with, its state and its counters; the
+supervisor changes it with ``update``, naming the version it read. A job has at most one live
+application (``LIVE_STATES``): ``add`` refuses a second one, and so does the database through the
+unique ``live_key``, which holds the job name only while the application is live. Applications
+outlive their jobs as history. Attempts, events, progress and executor figures live in
+``application_history.py``; this repository offers them too.
+"""
+
+from __future__ import annotations
+
+import builtins
+import copy
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+from uuid import uuid4
+
+from sqlalchemy import ColumnElement, Select, false, func, or_, select
+from sqlalchemy.exc import IntegrityError
+
+from streamjobs.domain.errors import Conflict, NotFound
+from streamjobs.domain.states import ACTIVE_STATES, LIVE_STATES, AppState
+from streamjobs.store.application_history import ApplicationHistory
+from streamjobs.store.base import VersionedRepository
+from streamjobs.store.jobs import TagFilter
+from streamjobs.store.tables import ApplicationRow
+
+CHANGEABLE_FIELDS = frozenset(
+    {
+        "state",
+        "submission_attempts",
+        "execution_attempts",
+        "restarts",
+        "submission_failures",
+        "execution_failures",
+        "driver_state",
+        "executors_running",
+        "executors_pending",
+        "exit_code",
+        "error_message",
+        "requested",
+        "requested_at",
+        "requested_by",
+        "next_attempt_at",
+        "running_since",
+        "last_heartbeat_at",
+        "spark_app_id",
+        "token_hash",
+        "latest",
+        "spec",
+    }
+)
+"""What ``update`` may change; the rest (who started it, when) is fixed. ``spec`` changes only
+when a suspended application is resumed with the job as edited since."""
+
+
+@dataclass(frozen=True)
+class ApplicationRecord:
+    """An application as stored: one run of ``job_name``, called ``<job name>-<run number>``."""
+
+    id: str
+    name: str
+    run_number: int
+    job_name: str
+    namespace: str
+    bundle: str
+    tags: dict[str, str]
+    spec: dict[str, Any]
+    """The job manifest the application runs; editing the job does not change it (Resume of a
+    suspended application takes the job as it is then)."""
+    state: AppState
+    triggered_by: str
+    run_as: str
+    created_at: datetime
+    transition_time: datetime
+    """When ``state`` last changed."""
+    last_update_time: datetime
+    """When anything was last observed or changed."""
+    submission_attempts: int
+    execution_attempts: int
+    restarts: int
+    submission_failures: int
+    """Consecutive failures to start, for the restart policy."""
+    execution_failures: int
+    """Consecutive failures while running, for the restart policy."""
+    driver_state: str | None
+    executors_running: int
+    executors_pending: int
+    exit_code: int | None
+    error_message: str | None
+    requested: str | None
+    """Either "abort" or "stop", once someone asked for it."""
+    requested_at: datetime | None
+    requested_by: str | None
+    next_attempt_at: datetime | None
+    """When a PENDING_RERUN application starts its next attempt."""
+    running_since: datetime | None
+    """When the current attempt reached RUNNING."""
+    last_heartbeat_at: datetime | None
+    spark_app_id: str | None
+    latest: dict[str, Any]
+    """The latest figures reported, e.g. ``inputRowsPerSecond``."""
+    version: int
+    token_hash: str | None = field(default=None, repr=False)
+    """The sha256 (hex) of the token the application's driver reports with."""
+
+
+class ApplicationRepository(VersionedRepository, ApplicationHistory):
+    """Adds, reads, lists and changes applications, and keeps their history."""
+
+    # base.py's annotation names only the tables it was written for
+    _table = ApplicationRow
+    _kind = "application"
+
+    def add(
+        self,
+        *,
+        job_name: str,
+        namespace: str,
+        bundle: str,
+        tags: dict[str, str],
+        spec: dict[str, Any],
+        state: AppState,
+        triggered_by: str,
+        run_as: str,
+        at: datetime,
+        token_hash: str | None = None,
+    ) -> ApplicationRecord:
+        """Store the job's next application at version 1, with its run number and name.
+
+        ``Conflict`` if the job already has a live application, whatever ``state`` this one has.
+        """
+        live = self.live_for_job(job_name)
+        if live is not None:
+            raise Conflict(
+                f"job {job_name!r} already has a live application {live.name} ({live.id}) "
+                f"in state {live.state}"
+            )
+        last_run = self._session.scalar(
+            select(func.max(ApplicationRow.run_number)).where(ApplicationRow.job_name == job_name)
+        )
+        run_number = (last_run or 0) + 1
+        row = ApplicationRow(
+            id=f"app-{uuid4().hex[:12]}",
+            name=f"{job_name}-{run_number}",
+            run_number=run_number,
+            job_name=job_name,
+            namespace=namespace,
+            bundle=bundle,
+            tags=tags,
+            spec=spec,
+            state=AppState(state).value,
+            live_key=_live_key(job_name, AppState(state)),
+            triggered_by=triggered_by,
+            run_as=run_as,
+            created_at=at,
+            transition_time=at,
+            last_update_time=at,
+            token_hash=token_hash,
+            latest={},
+        )
+        try:
+            self._insert(row)
+        except IntegrityError as error:
+            # Another transaction added an application of the job since the look-up above; this
+            # transaction cannot read it any more, so the message cannot name it.
+            raise Conflict(
+                f"job {job_name!r} got another application while this one was being added; "
+                "read the job's applications and retry"
+            ) from error
+        return _record(row)
+
+    def get(self, application_id: str) -> ApplicationRecord:
+        """The application ``application_id``; ``NotFound`` if there is none."""
+        application = self.find(application_id)
+        if application is None:
+            raise NotFound("application", application_id)
+        return application
+
+    def find(self, application_id: str) -> ApplicationRecord | None:
+        """The application ``application_id``, or None."""
+        return self._find_one(ApplicationRow.id == application_id)
+
+    def find_by_token_hash(self, token_hash: str) -> ApplicationRecord | None:
+        """The application whose driver reports with the token hashing to ``token_hash``."""
+        return self._find_one(ApplicationRow.token_hash == token_hash)
+
+    def live_for_job(self, job_name: str) -> ApplicationRecord | None:
+        """The job's one application in a live state, or None."""
+        return self._find_one(ApplicationRow.live_key == job_name)
+
+    def list(
+        self,
+        *,
+        job_name: str | None = None,
+        states: Iterable[AppState] | None = None,
+        triggered_by: str | None = None,
+        tag: TagFilter | None = None,
+        search: str | None = None,
+        limit: int = 100,
+        offset: int = 0,
+    ) -> builtins.list[ApplicationRecord]:
+        """One page of the applications that pass every given filter, newest first.
+
+        ``search`` matches any part of the id or the name, ignoring case.
+        """
+        criteria = _criteria(
+            job_name=job_name, states=states, triggered_by=triggered_by, tag=tag, search=search
+        )
+        page = (
+            _select_applications()
+            .where(*criteria)
+            .order_by(
+                ApplicationRow.created_at.desc(),
+                ApplicationRow.run_number.desc(),
+                ApplicationRow.id.desc(),
+            )
+            .limit(limit)
+            .offset(offset)
+        )
+        return [_record(row) for row in self._session.scalars(page)]
+
+    def count(
+        self,
+        *,
+        job_name: str | None = None,
+        states: Iterable[AppState] | None = None,
+        triggered_by: str | None = None,
+        tag: TagFilter | None = None,
+        search: str | None = None,
+    ) -> int:
+        """How many applications pass every given filter (the same filters as ``list``)."""
+        criteria = _criteria(
+            job_name=job_name, states=states, triggered_by=triggered_by, tag=tag, search=search
+        )
+        counted = select(func.count()).select_from(ApplicationRow).where(*criteria)
+        return self._session.scalar(counted) or 0
+
+    def latest_for_jobs(self, job_names: Iterable[str]) -> dict[str, ApplicationRecord]:
+        """Each named job's newest application, by job name; jobs that never ran are left out."""
+        names = set(job_names)
+        if not names:
+            return {}
+        newest = (
+            select(
+                ApplicationRow.job_name,
+                func.max(ApplicationRow.run_number).label("run_number"),
+            )
+            .where(ApplicationRow.job_name.in_(names))
+            .group_by(ApplicationRow.job_name)
+            .subquery()
+        )
+        rows = self._session.scalars(
+            _select_applications().join(
+                newest,
+                (ApplicationRow.job_name == newest.c.job_name)
+                & (ApplicationRow.run_number == newest.c.run_number),
+            )
+        )
+        return {row.job_name: _record(row) for row in rows}
+
+    def supervised(self) -> builtins.list[ApplicationRecord]:
+        """The applications the supervisor works on (``ACTIVE_STATES``), oldest first."""
+        rows = self._session.scalars(
+            _select_applications()
+            .where(ApplicationRow.state.in_([state.value for state in ACTIVE_STATES]))
+            .order_by(ApplicationRow.created_at, ApplicationRow.id)
+        )
+        return [_record(row) for row in rows]
+
+    def update(
+        self, application_id: str, *, version: int, at: datetime, **changes: Any
+    ) -> ApplicationRecord:
+        """Change the fields named in ``CHANGEABLE_FIELDS`` and bump the version.
+
+        ``last_update_time`` becomes ``at``; so does ``transition_time`` when ``state`` changes.
+        ``Conflict`` if the application is no longer at ``version`` (or a new live state would
+        make it the job's second live application); ``NotFound`` if it does not exist;
+        ``TypeError`` for a field that cannot change.
+        """
+        unknown = changes.keys() - CHANGEABLE_FIELDS
+        if unknown:
+            raise TypeError(f"an application's {', '.join(sorted(unknown))} cannot be changed")
+        current = self.get(application_id)
+        values = {**changes, "last_update_time": at}
+        if "state" in changes:
+            state = AppState(changes["state"])
+            values["state"] = state.value
+            if state is not current.state:
+                values["transition_time"] = at
+                values["live_key"] = _live_key(current.job_name, state)
+        try:
+            self._update_versioned(current.id, current.name, expected_version=version, **values)
+        except IntegrityError as error:
+            raise Conflict(
+                f"job {current.job_name!r} already has another live application, so "
+                f"{current.name} ({current.id}) cannot become live again"
+            ) from error
+        return self.get(application_id)
+
+    def _find_one(self, criterion: ColumnElement[bool]) -> ApplicationRecord | None:
+        row = self._session.scalars(_select_applications().where(criterion)).one_or_none()
+        return None if row is None else _record(row)
+
+
+def _select_applications() -> Select[ApplicationRow]:
+    """Select applications, refreshing rows the session read before: others may have changed
+    them since."""
+    return select(ApplicationRow).execution_options(populate_existing=True)
+
+
+def _live_key(job_name: str, state: AppState) -> str | None:
+    return job_name if state in LIVE_STATES else None
+
+
+def _criteria(
+    *,
+    job_name: str | None,
+    states: Iterable[AppState] | None,
+    triggered_by: str | None,
+    tag: TagFilter | None,
+    search: str | None,
+) -> builtins.list[ColumnElement[bool]]:
+    criteria: builtins.list[ColumnElement[bool]] = []
+    if job_name is not None:
+        criteria.append(ApplicationRow.job_name == job_name)
+    if states is not None:
+        criteria.append(ApplicationRow.state.in_([AppState(state).value for state in states]))
+    if triggered_by is not None:
+        criteria.append(ApplicationRow.triggered_by == triggered_by)
+    if tag is not None:
+        criteria.append(_has_tag(*tag))
+    if search:
+        criteria.append(
+            or_(
+                ApplicationRow.id.icontains(search, autoescape=True),
+                ApplicationRow.name.icontains(search, autoescape=True),
+            )
+        )
+    return criteria
+
+
+def _has_tag(key: str, value: str | None) -> ColumnElement[bool]:
+    if '"' in key or "\\" in key:
+        # SQLite's JSON paths cannot quote these, and no valid tag key holds them
+        return false()
+    tag_value: ColumnElement[str] = ApplicationRow.tags[key].as_string()
+    return tag_value.is_not(None) if value is None else tag_value == value
+
+
+def _record(row: ApplicationRow) -> ApplicationRecord:
+    return ApplicationRecord(
+        id=row.id,
+        name=row.name,
+        run_number=row.run_number,
+        job_name=row.job_name,
+        namespace=row.namespace,
+        bundle=row.bundle,
+        tags=dict(row.tags),
+        spec=copy.deepcopy(row.spec),
+        state=AppState(row.state),
+        triggered_by=row.triggered_by,
+        run_as=row.run_as,
+        created_at=row.created_at,
+        transition_time=row.transition_time,
+        last_update_time=row.last_update_time,
+        submission_attempts=row.submission_attempts,
+        execution_attempts=row.execution_attempts,
+        restarts=row.restarts,
+        submission_failures=row.submission_failures,
+        execution_failures=row.execution_failures,
+        driver_state=row.driver_state,
+        executors_running=row.executors_running,
+        executors_pending=row.executors_pending,
+        exit_code=row.exit_code,
+        error_message=row.error_message,
+        requested=row.requested,
+        requested_at=row.requested_at,
+        requested_by=row.requested_by,
+        next_attempt_at=row.next_attempt_at,
+        running_since=row.running_since,
+        last_heartbeat_at=row.last_heartbeat_at,
+        spark_app_id=row.spark_app_id,
+        latest=copy.deepcopy(row.latest),
+        version=row.version,
+        token_hash=row.token_hash,
+    )

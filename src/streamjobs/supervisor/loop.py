@@ -1,0 +1,313 @@
+"""The supervisor's loop: observe every supervised application, tick, apply the actions.
+
+``Supervisor.run_once`` is one pass and is what tests call; ``start`` runs it every second in a
+background thread of ``streamjobs server``. Everything the loop needs about a driver is in the
+store (pid, process start time, directory), so a restarted server carries on with the drivers
+an earlier one started, and never starts a second driver for a job: an application's next attempt
+is only submitted once the store says its previous one has ended.
+
+Applying a submit claims the application first (a versioned update), then starts the driver,
+then records the attempt: if the claim loses a race nothing starts; if the server dies between
+start and record, the driver runs without a row and the next tick sees no live attempt.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+
+from streamjobs.domain.clock import Clock
+from streamjobs.domain.errors import StreamjobsError
+from streamjobs.domain.manifest import Deployment
+from streamjobs.domain.policy import RetryCounters
+from streamjobs.domain.spec import parse_manifest
+from streamjobs.domain.states import AppEvent, AppState
+from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFailed
+from streamjobs.launch.spark_ui import ExecutorFigures, read_executors
+from streamjobs.services.application_state import move
+from streamjobs.services.identity import token_digest
+from streamjobs.store import ApplicationRecord, AttemptRecord
+from streamjobs.store.db import Store
+from streamjobs.supervisor.attempts import AttemptFactory
+from streamjobs.supervisor.reconcile import Action, DriverCall, Observed, Request, Timing, tick
+
+log = logging.getLogger(__name__)
+
+EXECUTOR_POLL_SECONDS = 5.0
+ExecutorReader = Callable[[DriverHandle], ExecutorFigures | None]
+
+
+@dataclass(frozen=True)
+class SupervisorConfig:
+    """What the loop needs to know besides its collaborators."""
+
+    timing: Timing
+    interval_seconds: float = 1.0
+
+
+class Supervisor:
+    """Keeps the store's applications and the real drivers in step."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        launchers: Mapping[Deployment, Launcher],
+        attempts: AttemptFactory,
+        clock: Clock,
+        config: SupervisorConfig,
+        executor_reader: ExecutorReader = read_executors,
+    ) -> None:
+        """``executor_reader`` asks a driver's Spark REST API for its executors (None: no
+        answer)."""
+        self._store = store
+        self._read_executors = executor_reader
+        self._launchers = launchers
+        self._attempts = attempts
+        self._clock = clock
+        self._config = config
+        self._executors_polled: dict[str, datetime] = {}
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self) -> list[Action]:
+        """One tick over every supervised application; the actions it applied."""
+        observed = [self._observe(application) for application in self._supervised()]
+        actions = tick(observed, now=self._clock.now(), timing=self._config.timing)
+        for action in actions:
+            try:
+                self._apply(action)
+            except StreamjobsError as error:  # changed meanwhile: the next tick sees it anew
+                log.info("supervisor: %s: %s", action.application_id, error.detail)
+        return actions
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._loop, name="streamjobs-supervisor")
+        self._thread.daemon = True
+        self._thread.start()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _loop(self) -> None:
+        while not self._stopping.wait(self._config.interval_seconds):
+            try:
+                self.run_once()
+            except Exception:  # the loop must outlive any one bad tick
+                log.exception("supervisor tick failed")
+
+    def _supervised(self) -> list[ApplicationRecord]:
+        with self._store.transaction() as repos:
+            return repos.applications.supervised()
+
+    def _observe(self, application: ApplicationRecord) -> Observed:
+        attempt = self._latest_attempt(application.id)
+        live, ready = False, False
+        if attempt is not None and attempt.ended_at is None and attempt.pid is not None:
+            handle = handle_of(attempt)
+            health = self._launcher(application).poll(handle)
+            if health.state is DriverState.RUNNING:
+                live = True
+                application, ready = self._driver_ready(application, attempt, handle)
+            else:
+                application, attempt = self._record_exit(application, attempt, health.exit_code)
+        if attempt is not None and not ready:
+            ready = _heartbeat_of(application, attempt) is not None
+        job = parse_manifest(application.spec)
+        return Observed(
+            id=application.id,
+            version=application.version,
+            state=AppState(application.state),
+            policy=job.spec.restart_policy,
+            suspend_on_failure=job.spec.processing.suspend_on_failure,
+            counters=RetryCounters(application.submission_failures, application.execution_failures),
+            submission_attempts=application.submission_attempts,
+            execution_attempts=application.execution_attempts,
+            restarts=application.restarts,
+            requested=Request(application.requested) if application.requested else None,
+            requested_at=application.requested_at,
+            next_attempt_at=application.next_attempt_at,
+            running_since=application.running_since,
+            attempt=attempt.number if attempt else None,
+            attempt_live=live,
+            exit_code=attempt.exit_code if attempt else None,
+            launch_error=application.error_message if attempt and attempt.pid is None else None,
+            attempt_judged=bool(attempt and attempt.outcome),
+            driver_ready=ready,
+            last_heartbeat_at=_heartbeat_of(application, attempt),
+        )
+
+    def _driver_ready(
+        self, application: ApplicationRecord, attempt: AttemptRecord, handle: DriverHandle
+    ) -> tuple[ApplicationRecord, bool]:
+        """Whether the driver reported or its REST API answers (then its executor figures are
+        kept); the application as it is afterwards."""
+        reported = _heartbeat_of(application, attempt) is not None
+        now = self._clock.now()
+        last = self._executors_polled.get(application.id)
+        due = (
+            application.state == AppState.STARTING
+            or last is None
+            or ((now - last).total_seconds() >= EXECUTOR_POLL_SECONDS)
+        )
+        if not due:
+            return application, reported
+        self._executors_polled[application.id] = now
+        figures = self._read_executors(handle)
+        if figures is None:
+            return application, reported
+        with self._store.transaction() as repos:
+            repos.applications.set_executor_figures(
+                application.id, at=now, figures=figures.to_dict()
+            )
+            current = repos.applications.get(application.id)
+            current = move(
+                repos,
+                current,
+                None,
+                at=now,
+                changes={
+                    "driver_state": "RUNNING",
+                    "executors_running": figures.running_executors,
+                    "executors_pending": _pending(application, figures.running_executors),
+                    "spark_app_id": figures.spark_application_id,
+                },
+            )
+        return current, True
+
+    def _record_exit(
+        self, application: ApplicationRecord, attempt: AttemptRecord, exit_code: int | None
+    ) -> tuple[ApplicationRecord, AttemptRecord]:
+        now = self._clock.now()
+        with self._store.transaction() as repos:
+            repos.applications.update_attempt(
+                application.id, attempt.number, ended_at=now, exit_code=exit_code
+            )
+            code = "unknown" if exit_code is None else str(exit_code)
+            repos.applications.add_event(
+                application.id,
+                at=now,
+                kind="driver-exited",
+                message=f"attempt {attempt.number}: the driver exited with code {code}",
+            )
+            current = repos.applications.get(application.id)
+            current = move(repos, current, None, at=now, changes={"driver_state": "EXITED"})
+            ended = repos.applications.latest_attempt(application.id)
+        assert ended is not None
+        return current, ended
+
+    def _apply(self, action: Action) -> None:
+        now = self._clock.now()
+        with self._store.transaction() as repos:
+            application = repos.applications.get(action.application_id)
+            if application.version != action.version:
+                return
+            changes = dict(action.changes)
+            token = None
+            if action.driver is DriverCall.SUBMIT:
+                token = secrets.token_urlsafe(32)
+                changes["token_hash"] = token_digest(token)
+            application = move(
+                repos, application, action.event, at=now, changes=changes, note=action.note
+            )
+            attempt = repos.applications.latest_attempt(application.id)
+            if action.event is AppEvent.DRIVER_RUNNING and attempt is not None:
+                repos.applications.update_attempt(application.id, attempt.number, running_at=now)
+            if action.attempt_outcome and attempt is not None:
+                repos.applications.update_attempt(
+                    application.id,
+                    attempt.number,
+                    outcome=action.attempt_outcome,
+                    ended_at=attempt.ended_at or now,
+                )
+        if action.driver is DriverCall.SUBMIT:
+            assert token is not None
+            self._submit(application, (attempt.number if attempt else 0) + 1, token)
+        elif action.driver is not None and attempt is not None and attempt.pid is not None:
+            launcher = self._launcher(application)
+            call = {
+                DriverCall.STOP: launcher.stop,
+                DriverCall.ABORT: launcher.abort,
+                DriverCall.KILL: launcher.kill,
+            }[action.driver]
+            call(handle_of(attempt))
+
+    def _submit(self, application: ApplicationRecord, number: int, token: str) -> None:
+        now = self._clock.now()
+        spec = self._attempts.spec_for(application, number, token)
+        try:
+            handle = self._launcher(application).submit(spec)
+        except (LaunchFailed, InvalidLaunch) as error:
+            with self._store.transaction() as repos:
+                repos.applications.add_attempt(
+                    application.id, number=number, submitted_at=now, directory=str(spec.directory)
+                )
+                repos.applications.update_attempt(application.id, number, ended_at=now)
+                current = repos.applications.get(application.id)
+                move(
+                    repos,
+                    current,
+                    None,
+                    at=now,
+                    changes={"error_message": error.detail},
+                    note=("submission-failed", f"attempt {number}: {error.detail}"),
+                )
+            return
+        with self._store.transaction() as repos:
+            repos.applications.add_attempt(
+                application.id,
+                number=number,
+                submitted_at=now,
+                directory=handle.directory,
+                pid=handle.pid,
+                process_started_at=handle.started_at,
+                ui_port=handle.ui_port,
+                master=handle.master,
+            )
+
+    def _launcher(self, application: ApplicationRecord) -> Launcher:
+        deployment = Deployment(application.spec["spec"]["instance"]["deployment"])
+        launcher = self._launchers.get(deployment)
+        if launcher is None:
+            raise InvalidLaunch(f"no launcher for deployment {deployment} is configured")
+        return launcher
+
+    def _latest_attempt(self, application_id: str) -> AttemptRecord | None:
+        with self._store.transaction() as repos:
+            return repos.applications.latest_attempt(application_id)
+
+
+class InvalidLaunch(LaunchFailed):
+    """The server cannot launch this kind of job (e.g. no standalone master configured)."""
+
+
+def handle_of(attempt: AttemptRecord) -> DriverHandle:
+    assert attempt.pid is not None
+    return DriverHandle(
+        pid=attempt.pid,
+        started_at=attempt.process_started_at or 0.0,
+        directory=attempt.directory,
+        ui_port=attempt.ui_port or 0,
+        master=attempt.master or "",
+    )
+
+
+def _pending(application: ApplicationRecord, running: int) -> int:
+    """Executors asked for and not running yet (Spark's REST API does not say it)."""
+    instance = application.spec["spec"]["instance"]
+    wanted = instance.get("executors") or 0 if instance["deployment"] == "standard" else 0
+    return max(0, int(wanted) - running)
+
+
+def _heartbeat_of(application: ApplicationRecord, attempt: AttemptRecord | None) -> datetime | None:
+    """The last report of the latest attempt's driver (earlier attempts' reports do not count)."""
+    beat = application.last_heartbeat_at
+    if beat is None or attempt is None or beat < attempt.submitted_at:
+        return None
+    return beat

@@ -1,0 +1,33 @@
+"""The supervisor as the server runs it: built from the services and the settings."""
+
+from __future__ import annotations
+
+import os
+
+from streamjobs.services.container import Services
+from streamjobs.supervisor.attempts import AttemptFactory
+from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
+from streamjobs.supervisor.reconcile import Timing
+
+
+def supervisor_for(services: Services) -> Supervisor:
+    settings = services.settings
+    return Supervisor(
+        store=services.store,
+        launchers=services.launchers,
+        attempts=AttemptFactory(
+            store=services.store,
+            apps_directory=settings.apps_directory,
+            public_url=settings.resolved_public_url,
+            environment=dict(os.environ),
+        ),
+        clock=services.clock,
+        config=SupervisorConfig(
+            timing=Timing(
+                heartbeat_timeout=settings.heartbeat_timeout_seconds,
+                stop_timeout=settings.stop_timeout_seconds,
+                abort_grace=settings.abort_grace_seconds,
+            ),
+            interval_seconds=settings.supervisor_interval_seconds,
+        ),
+    )

@@ -1,0 +1,82 @@
+"""The application commands against a real server whose drivers are fake: run, get apps,
+describe app, events, logs, stop, resume and abort, and their exit codes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from tests.cli.conftest import run
+from tests.staged_server import Stage, stage
+
+__all__ = ["stage"]
+
+
+@pytest.fixture
+def cli(stage: Stage, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> CliRunner:
+    monkeypatch.setenv("STREAMJOBS_SERVER", stage.url)
+    monkeypatch.setenv("STREAMJOBS_TOKEN", stage.token)
+    monkeypatch.setenv("STREAMJOBS_CONFIG", str(tmp_path / "config.yaml"))
+    return CliRunner()
+
+
+def test_run_list_describe_events_logs_stop(cli: CliRunner, stage: Stage) -> None:
+    started = run(cli, "run", "ticks")
+    assert started.exit_code == 0, started.output
+    assert "(ticks-1) started" in started.output
+    application_id = started.output.split()[0].removeprefix("application/")
+    stage.tick()
+    stage.report(application_id, [{"type": "heartbeat", "sequence": 0}])
+    stage.tick()
+
+    listed = run(cli, "get", "apps", "ticks")
+    assert listed.exit_code == 0, listed.output
+    assert "ticks-1" in listed.output
+    assert "RUNNING" in listed.output
+
+    jobs = run(cli, "get", "jobs")
+    assert "RUNNING" in jobs.output
+    assert "IN ROWS/S" in jobs.output
+    assert "Latest run:     ticks-1" in run(cli, "describe", "job", "ticks").output
+
+    described = run(cli, "describe", "app", application_id)
+    assert described.exit_code == 0, described.output
+    assert "State:           RUNNING" in described.output
+    assert "driver-running" in described.output
+
+    log = Path(stage.launcher.drivers[-1].handle.directory) / "stderr.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text("starting\nbatch 0 committed\n")
+    logs = run(cli, "logs", application_id, "--tail", "1")
+    assert logs.output == "batch 0 committed\n"
+
+    second = run(cli, "run", "ticks")
+    assert second.exit_code == 1
+    assert "ticks-1" in second.output
+
+    assert run(cli, "stop", "ticks").exit_code == 0
+    stage.tick()
+    stage.tick()
+    events = run(cli, "events", application_id)
+    assert events.output.splitlines()[-1].split()[1] == "stopped"
+
+    followed = run(cli, "logs", application_id, "-f")
+    assert followed.exit_code == 0  # ends by itself: the application is terminal
+    assert "batch 0 committed" in followed.output
+
+
+def test_abort_and_the_errors_of_the_commands(cli: CliRunner, stage: Stage) -> None:
+    started = run(cli, "run", "ticks")
+    application_id = started.output.split()[0].removeprefix("application/")
+    aborted = run(cli, "abort", application_id)
+    assert aborted.exit_code == 0, aborted.output
+    assert "terminating" in aborted.output
+    stage.tick()
+    again = run(cli, "abort", application_id)
+    assert again.exit_code == 1
+    assert "cannot take an abort" in again.output
+    assert run(cli, "resume", "ticks").exit_code == 1
+    assert run(cli, "run", "no-such-job").exit_code == 1
+    assert run(cli, "describe", "app", "app-000").exit_code == 1

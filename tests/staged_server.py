@@ -1,0 +1,70 @@
+"""A real server whose applications run on the fake launcher, with a supervisor the test ticks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from streamjobs.domain.clock import FakeClock
+from streamjobs.domain.manifest import Deployment
+from streamjobs.launch.fake import FakeLauncher
+from streamjobs.services.container import open_services
+from streamjobs.settings import Settings
+from streamjobs.supervisor.attempts import AttemptFactory
+from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
+from streamjobs.supervisor.reconcile import Timing
+from tests.factories import pipeline_manifest
+from tests.live_server import live_server
+
+
+@dataclass
+class Stage:
+    token: str
+    api: httpx.Client
+    url: str
+    launcher: FakeLauncher
+    supervisor: Supervisor
+
+    def tick(self) -> None:
+        self.supervisor.run_once()
+
+    def report(self, application_id: str, events: list[dict[str, Any]]) -> httpx.Response:
+        token = self.launcher.drivers[-1].attempt.report_token
+        return httpx.post(
+            f"{self.url}/api/v1/applications/{application_id}/reports",
+            json={"events": events},
+            headers={"Authorization": f"Bearer {token}"},
+        )
+
+
+@pytest.fixture
+def stage(tmp_path: Path) -> Iterator[Stage]:
+    clock = FakeClock()
+    launcher = FakeLauncher()
+    settings = Settings(home=tmp_path / "home")
+    services = open_services(settings, clock=clock, launchers={Deployment.SINGLE_NODE: launcher})
+    token = services.identity.bootstrap_admin().token
+    assert token is not None
+    supervisor = Supervisor(
+        store=services.store,
+        launchers=services.launchers,
+        attempts=AttemptFactory(
+            store=services.store,
+            apps_directory=settings.apps_directory,
+            public_url="http://127.0.0.1:1",
+            environment={},
+        ),
+        clock=clock,
+        config=SupervisorConfig(timing=Timing()),
+        executor_reader=lambda handle: None,
+    )
+    with live_server(services) as url:
+        headers = {"Authorization": f"Bearer {token}"}
+        with httpx.Client(base_url=url, headers=headers, timeout=30) as api:
+            api.put("/api/v1/jobs/ticks", json=pipeline_manifest("ticks")).raise_for_status()
+            yield Stage(token=token, api=api, url=url, launcher=launcher, supervisor=supervisor)

@@ -1,0 +1,72 @@
+"""A supervisor over a real store of each backend, a fake launcher and a fake clock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from streamjobs.domain.access import Actor, Principal
+from streamjobs.domain.clock import FakeClock
+from streamjobs.domain.manifest import Deployment
+from streamjobs.launch.fake import FakeLauncher
+from streamjobs.services.container import Services, open_services
+from streamjobs.settings import Settings
+from streamjobs.store import ApplicationRecord
+from streamjobs.supervisor.attempts import AttemptFactory
+from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
+from streamjobs.supervisor.reconcile import Timing
+from tests.factories import pipeline_manifest
+
+ALICE = Actor(Principal("alice"))
+
+
+@dataclass
+class World:
+    services: Services
+    launcher: FakeLauncher
+    clock: FakeClock
+    supervisor: Supervisor
+
+    def create_job(self, name: str = "ticks", **spec: object) -> str:
+        self.services.jobs.create(pipeline_manifest(name, **spec), actor=ALICE)
+        return name
+
+    def app(self, application_id: str) -> ApplicationRecord:
+        return self.services.applications.get(application_id).application
+
+    def tick(self, seconds: float = 0) -> None:
+        self.clock.advance(seconds)
+        self.supervisor.run_once()
+
+    def report(self, application_id: str, *events: dict[str, object]) -> None:
+        token = self.launcher.drivers[-1].attempt.report_token
+        assert token is not None
+        numbered = [{"sequence": index, **event} for index, event in enumerate(events)]
+        self.services.reports.receive(application_id, token, numbered)
+
+    def events(self, application_id: str) -> list[str]:
+        return [event.kind for event in self.services.applications.events(application_id)]
+
+
+@pytest.fixture
+def world(database_url: str, tmp_path: Path) -> World:
+    clock = FakeClock()
+    launcher = FakeLauncher()
+    settings = Settings(home=tmp_path / "home", database_url=database_url)
+    services = open_services(settings, clock=clock, launchers={Deployment.SINGLE_NODE: launcher})
+    supervisor = Supervisor(
+        store=services.store,
+        launchers=services.launchers,
+        attempts=AttemptFactory(
+            store=services.store,
+            apps_directory=settings.apps_directory,
+            public_url="http://127.0.0.1:1",
+            environment={"STREAMJOBS_SECRET_API_KEY": "s3cret"},
+        ),
+        clock=clock,
+        config=SupervisorConfig(timing=Timing(heartbeat_timeout=60, abort_grace=10)),
+        executor_reader=lambda handle: None,
+    )
+    return World(services=services, launcher=launcher, clock=clock, supervisor=supervisor)
