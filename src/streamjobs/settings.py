@@ -89,5 +89,14 @@ class Settings(BaseSettings):
         return self.resolved_home / "apps"
 
     @property
+    def admin_password_file(self) -> Path:
+        return self.resolved_home / "admin-password"
+
+    @property
+    def session_key_file(self) -> Path:
+        """The key that signs web UI session cookies, created on first start (mode 600)."""
+        return self.resolved_home / "session-key"
+
+    @property
     def admin_token_file(self) -> Path:
         return self.resolved_home / "admin-token"

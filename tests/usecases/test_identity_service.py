@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from streamjobs.domain.clock import FakeClock
-from streamjobs.domain.errors import NotFound, Unauthenticated
+from streamjobs.domain.errors import InvalidInput, NotFound, Unauthenticated
 from streamjobs.services.container import Services
 from streamjobs.services.identity import BOOTSTRAP_ACTOR, token_digest
 
@@ -63,3 +63,22 @@ def test_last_use_is_recorded_to_the_minute(services: Services, clock: FakeClock
 def test_a_token_for_an_unknown_user_is_refused(services: Services) -> None:
     with pytest.raises(NotFound):
         services.identity.issue_token("nobody", "t", actor=BOOTSTRAP_ACTOR)
+
+
+def test_passwords_sign_in_and_refuse_alike(services: Services) -> None:
+    outcome = services.identity.bootstrap_admin()
+    assert outcome.password is not None
+    assert services.identity.sign_in("admin", outcome.password).is_admin
+    with pytest.raises(Unauthenticated) as wrong_password:
+        services.identity.sign_in("admin", "not the password")
+    with pytest.raises(Unauthenticated) as unknown_user:
+        services.identity.sign_in("nobody", outcome.password)
+    assert wrong_password.value.detail == unknown_user.value.detail
+    with pytest.raises(InvalidInput, match="at least 12"):
+        services.identity.set_password("admin", "short", actor=BOOTSTRAP_ACTOR)
+    with pytest.raises(NotFound):
+        services.identity.set_password("nobody", "long enough password", actor=BOOTSTRAP_ACTOR)
+    services.identity.set_password("admin", "a new long password", actor=BOOTSTRAP_ACTOR)
+    assert services.identity.sign_in("admin", "a new long password").name == "admin"
+    with pytest.raises(Unauthenticated):
+        services.identity.sign_in("admin", outcome.password)

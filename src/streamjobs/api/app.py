@@ -13,6 +13,7 @@ from streamjobs.api.errors import install_error_handlers
 from streamjobs.domain.connections import connection_json_schema
 from streamjobs.domain.spec import manifest_json_schema
 from streamjobs.services.container import Services
+from streamjobs.web.app import install_web
 
 meta = APIRouter(prefix="/api/v1", tags=["meta"], dependencies=[Depends(require_actor)])
 
@@ -56,4 +57,5 @@ def create_app(*, services: Services) -> FastAPI:
     app.include_router(applications.jobs_router, dependencies=[Depends(require_actor)])
     app.include_router(applications.router, dependencies=[Depends(require_actor)])
     app.include_router(applications.reports_router)
+    install_web(app, services)
     return app

@@ -1,4 +1,9 @@
-"""Bearer-token authentication: every ``/api`` route needs ``Authorization: Bearer <token>``."""
+"""Who is calling: a bearer token on every ``/api`` route, or the web UI's signed-in session.
+
+Scripts and the CLI send ``Authorization: Bearer <token>``. The web UI's own pages call the same
+API from the browser with their session cookie; a request that changes something must then carry
+the session's CSRF token in ``X-CSRF-Token``, so another site cannot make the browser do it.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ from fastapi import Request
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import Unauthenticated
 from streamjobs.services.container import Services
+from streamjobs.web.pages import SAFE_METHODS, check_csrf, session_of
 
 
 def services_of(request: Request) -> Services:
@@ -16,12 +22,18 @@ def services_of(request: Request) -> Services:
 
 def require_actor(request: Request) -> Actor:
     """The authenticated caller of this request, or 401."""
+    source = request.client.host if request.client else None
     header = request.headers.get("authorization")
     if not header:
-        raise Unauthenticated("this route needs an 'Authorization: Bearer <token>' header")
+        session = session_of(request) if hasattr(request.app.state, "sessions") else None
+        if session is None:
+            raise Unauthenticated("this route needs an 'Authorization: Bearer <token>' header")
+        if request.method not in SAFE_METHODS:
+            check_csrf(request, session, None)
+        principal = services_of(request).identity.principal(session.user)
+        return Actor(principal=principal, source=source)
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("the Authorization header must be 'Bearer <token>'")
     principal = services_of(request).identity.authenticate(token.strip())
-    source = request.client.host if request.client else None
     return Actor(principal=principal, source=source)

@@ -7,12 +7,13 @@ Typed errors from the services become their HTTP status; request-shape errors fr
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
 from streamjobs.domain.errors import (
@@ -27,6 +28,10 @@ from streamjobs.domain.errors import (
 )
 
 PROBLEM_JSON = "application/problem+json"
+API_PREFIXES = ("/api/", "/healthz")
+
+PageRenderer = Callable[[Request, int, str, str, list[FieldError] | None], Response]
+"""Renders an error on a web page (the web UI installs one); API routes always get problems."""
 PROBLEM_TYPE_BASE = "https://streamjobs.io/problems/"
 
 log = logging.getLogger(__name__)
@@ -64,7 +69,10 @@ def problem(
     detail: str,
     errors: list[FieldError] | None = None,
     headers: dict[str, str] | None = None,
-) -> JSONResponse:
+) -> Response:
+    renderer: PageRenderer | None = getattr(request.app.state, "page_renderer", None)
+    if renderer is not None and not request.url.path.startswith(API_PREFIXES):
+        return renderer(request, status, title, detail, errors)
     body: dict[str, Any] = {
         "type": PROBLEM_TYPE_BASE + title.lower().replace(" ", "-"),
         "title": title,
@@ -77,7 +85,7 @@ def problem(
     return JSONResponse(body, status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
-async def _on_streamjobs_error(request: Request, error: Exception) -> JSONResponse:
+async def _on_streamjobs_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, StreamjobsError)
     status = status_of(error)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
@@ -92,7 +100,7 @@ async def _on_streamjobs_error(request: Request, error: Exception) -> JSONRespon
     )
 
 
-async def _on_request_validation(request: Request, error: Exception) -> JSONResponse:
+async def _on_request_validation(request: Request, error: Exception) -> Response:
     assert isinstance(error, RequestValidationError)
     errors = [
         FieldError(".".join(str(part) for part in item["loc"]), item["msg"])
@@ -107,7 +115,7 @@ async def _on_request_validation(request: Request, error: Exception) -> JSONResp
     )
 
 
-async def _on_http_exception(request: Request, error: Exception) -> JSONResponse:
+async def _on_http_exception(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
     return problem(
         request,
@@ -118,7 +126,7 @@ async def _on_http_exception(request: Request, error: Exception) -> JSONResponse
     )
 
 
-async def _on_unexpected(request: Request, error: Exception) -> JSONResponse:
+async def _on_unexpected(request: Request, error: Exception) -> Response:
     log.exception("unexpected error on %s %s", request.method, request.url.path)
     return problem(
         request,

@@ -5,6 +5,7 @@ Every other command reaches the server through ``client.py``; these two start it
 
 from __future__ import annotations
 
+import sys
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -106,10 +107,32 @@ def bootstrap() -> None:
         console().print(f"admin exists in {settings.resolved_home}; its first token was {where}")
         return
     _write_secret(token_file, outcome.token)
+    password_file = settings.admin_password_file
+    if outcome.password is not None:
+        _write_secret(password_file, outcome.password)
     console().print(
         "Created user 'admin'. Its access token (shown once, saved in "
-        f"{token_file}, mode 600):\n\n  {outcome.token}\n"
+        f"{token_file}, mode 600):\n\n  {outcome.token}\n\n"
+        f"Sign in to the web UI as 'admin' with the password saved in {password_file}."
     )
+
+
+@admin_app.command("password")
+def set_password(
+    user: Annotated[str, typer.Option(help="The user whose password is set.")] = "admin",
+) -> None:
+    """Set a user's web UI password (read from the terminal, or from stdin when piped)."""
+    from streamjobs.services.container import open_services
+    from streamjobs.services.identity import BOOTSTRAP_ACTOR
+
+    if sys.stdin.isatty():
+        password = typer.prompt("New password", hide_input=True, confirmation_prompt=True)
+    else:
+        password = sys.stdin.readline().rstrip("\n")
+    with reported_failures():
+        services = open_services(Settings())
+        services.identity.set_password(user, password, actor=BOOTSTRAP_ACTOR)
+    console().print(f"password of {user} set")
 
 
 @admin_app.command("token")

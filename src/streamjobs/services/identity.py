@@ -1,7 +1,8 @@
-"""Access tokens: issuing them, checking them on every request, and bootstrapping the first admin.
+"""Access tokens and passwords: issuing and checking them, and bootstrapping the first admin.
 
 A token is shown once when issued; only its SHA-256 digest is stored. Tokens carry 256 bits of
-randomness, so a fast digest is the right tool here (a slow KDF is for low-entropy passwords).
+randomness, so a fast digest is the right tool here. Passwords, chosen by people, are stored as
+Argon2id hashes (memory-hard), checked in constant time, and re-hashed when the parameters move.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import Clock
-from streamjobs.domain.errors import Unauthenticated
+from streamjobs.domain.errors import FieldError, InvalidInput, NotFound, Unauthenticated
 from streamjobs.store.db import Repositories, Store
 
 TOKEN_PREFIX = "sj_"
@@ -22,6 +26,11 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 ADMIN_USER = "admin"
 BOOTSTRAP_TOKEN_NAME = "bootstrap"
 BOOTSTRAP_ACTOR = Actor(Principal(ADMIN_USER, is_admin=True), source="bootstrap")
+MIN_PASSWORD_LENGTH = 12
+_HASHER = PasswordHasher()
+_WRONG_CREDENTIALS = "the user name or the password is wrong"
+# Checked against when the user does not exist, so both answers take as long.
+_DUMMY_HASH = _HASHER.hash(secrets.token_urlsafe(16))
 
 
 def token_digest(token: str) -> str:
@@ -34,6 +43,8 @@ class Bootstrap:
 
     created: bool
     token: str | None
+    password: str | None = None
+    """Set only when a new admin password was generated."""
 
 
 class IdentityService:
@@ -73,7 +84,46 @@ class IdentityService:
             token = self._issue(
                 repos, ADMIN_USER, BOOTSTRAP_TOKEN_NAME, actor=BOOTSTRAP_ACTOR, expires_at=None
             )
-        return Bootstrap(created=True, token=token)
+            password = secrets.token_urlsafe(15)
+            repos.users.set_password_hash(ADMIN_USER, _HASHER.hash(password))
+        return Bootstrap(created=True, token=token, password=password)
+
+    def set_password(self, user: str, password: str, *, actor: Actor) -> None:
+        """Give ``user`` a new password (at least ``MIN_PASSWORD_LENGTH`` characters)."""
+        if len(password) < MIN_PASSWORD_LENGTH:
+            raise InvalidInput(
+                [FieldError("password", f"must be at least {MIN_PASSWORD_LENGTH} characters")]
+            )
+        with self._store.transaction() as repos:
+            if repos.users.find(user) is None:
+                raise NotFound("user", user)
+            repos.users.set_password_hash(user, _HASHER.hash(password))
+            self._audit(repos, actor, "user.password-set", "user", user)
+
+    def sign_in(self, user: str, password: str) -> Principal:
+        """The principal whose name and password these are; Unauthenticated otherwise (the
+        same answer, after the same work, whether the user or the password is wrong)."""
+        with self._store.transaction() as repos:
+            record = repos.users.find(user)
+            stored = record.password_hash if record is not None else None
+            try:
+                _HASHER.verify(stored or _DUMMY_HASH, password)
+            except (VerificationError, InvalidHashError):
+                raise Unauthenticated(_WRONG_CREDENTIALS) from None
+            if record is None or stored is None:
+                raise Unauthenticated(_WRONG_CREDENTIALS)
+            if _HASHER.check_needs_rehash(stored):
+                repos.users.set_password_hash(user, _HASHER.hash(password))
+        return Principal(name=record.name, is_admin=record.is_admin)
+
+    def principal(self, user: str) -> Principal:
+        """The principal of an existing user (for a signed-in session); Unauthenticated if the
+        user is gone."""
+        with self._store.transaction() as repos:
+            record = repos.users.find(user)
+        if record is None:
+            raise Unauthenticated("the session's user no longer exists; sign in again")
+        return Principal(name=record.name, is_admin=record.is_admin)
 
     def _issue(
         self,

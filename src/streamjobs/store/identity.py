@@ -70,6 +70,12 @@ class UserRepository(Repository):
         self._insert_unique(row, kind="user", name=name)
         return _user_record(row)
 
+    def set_password_hash(self, name: str, password_hash: str) -> None:
+        """Replace the user's password hash."""
+        self._session.execute(
+            update(UserRow).where(UserRow.name == name).values(password_hash=password_hash)
+        )
+
     def get(self, name: str) -> UserRecord:
         """The user called ``name``; ``NotFound`` if there is none."""
         user = self.find(name)

@@ -1,0 +1,31 @@
+"""Puts the web UI into the server's application: its pages, its static files, its sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+
+from streamjobs.services.container import Services
+from streamjobs.web.pages import render_error
+from streamjobs.web.routes import (
+    applications,
+    auth,
+    job_detail,
+    job_form,
+    jobs,
+    tokens,
+)
+from streamjobs.web.sessions import SessionCodec, load_or_create_key
+
+STATIC = Path(__file__).parent / "static"
+
+
+def install_web(app: FastAPI, services: Services) -> None:
+    """Serve the web UI at ``/`` beside the API."""
+    app.state.sessions = SessionCodec(load_or_create_key(services.settings.session_key_file))
+    app.state.page_renderer = render_error
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    for module in (auth, jobs, job_form, job_detail, applications, tokens):
+        app.include_router(module.router, include_in_schema=False)

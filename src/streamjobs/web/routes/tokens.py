@@ -1,0 +1,7 @@
+"""Web pages: tokens (being built)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+router = APIRouter()
