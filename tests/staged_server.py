@@ -13,7 +13,7 @@ import pytest
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.manifest import Deployment
 from streamjobs.launch.fake import FakeLauncher
-from streamjobs.services.container import open_services
+from streamjobs.services.container import Services, open_services
 from streamjobs.settings import Settings
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
@@ -25,6 +25,8 @@ from tests.live_server import live_server
 @dataclass
 class Stage:
     token: str
+    password: str
+    services: Services
     api: httpx.Client
     url: str
     launcher: FakeLauncher
@@ -48,8 +50,10 @@ def stage(tmp_path: Path) -> Iterator[Stage]:
     launcher = FakeLauncher()
     settings = Settings(home=tmp_path / "home")
     services = open_services(settings, clock=clock, launchers={Deployment.SINGLE_NODE: launcher})
-    token = services.identity.bootstrap_admin().token
+    bootstrap = services.identity.bootstrap_admin()
+    token, password = bootstrap.token, bootstrap.password
     assert token is not None
+    assert password is not None
     supervisor = Supervisor(
         store=services.store,
         launchers=services.launchers,
@@ -67,4 +71,12 @@ def stage(tmp_path: Path) -> Iterator[Stage]:
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=url, headers=headers, timeout=30) as api:
             api.put("/api/v1/jobs/ticks", json=pipeline_manifest("ticks")).raise_for_status()
-            yield Stage(token=token, api=api, url=url, launcher=launcher, supervisor=supervisor)
+            yield Stage(
+                token=token,
+                password=password,
+                services=services,
+                api=api,
+                url=url,
+                launcher=launcher,
+                supervisor=supervisor,
+            )
