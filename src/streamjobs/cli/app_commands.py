@@ -156,6 +156,10 @@ def _applications_table(applications: list[dict[str, Any]]) -> Table:
     return table
 
 
+def _or_dash(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
 def describe_application(application: dict[str, Any], events: list[dict[str, Any]]) -> str:
     """An application for a person to read."""
     latest = application.get("latest") or {}
@@ -188,7 +192,7 @@ def describe_application(application: dict[str, Any], events: list[dict[str, Any
     for attempt in application.get("attempts", []):
         lines.append(
             f"  #{attempt['number']}  submitted {attempt['submittedAt']}  "
-            f"ended {attempt['endedAt'] or '-'}  exit {attempt['exitCode']}  "
+            f"ended {attempt['endedAt'] or '-'}  exit {_or_dash(attempt['exitCode'])}  "
             f"{attempt['outcome'] or ''}"
         )
     lines.append("Events:")
