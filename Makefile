@@ -5,13 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 SOURCES := src tests bench
 
-.PHONY: run test lint bench java postgres maven clean
+.PHONY: run test lint bench java postgres maven chromium clean
 
 run: java $(VENV)/.installed-run
 	$(BIN)/streamjobs admin bootstrap
 	$(BIN)/streamjobs server --load-examples examples
 
-test: java postgres maven $(VENV)/.installed-dev lint
+test: java postgres maven chromium $(VENV)/.installed-dev lint
 	$(BIN)/python scripts/resolve-jars.py
 	$(BIN)/pytest
 
@@ -37,6 +37,9 @@ postgres:
 
 maven:
 	@scripts/ensure-maven.sh
+
+chromium:
+	@scripts/ensure-chromium.sh
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

@@ -27,6 +27,7 @@ MARKERS = {
     "spark": "runs real Spark (local[2]) in the shared test session; slower",
     "kafka": "needs a real Kafka broker (kafka_broker fixture: java + mvn)",
     "postgres": "needs a real PostgreSQL server (started by the postgres_server fixture)",
+    "browser": "drives Debian's Chromium (/usr/bin/chromium) with Playwright against a real server",
 }
 
 

@@ -18,6 +18,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import FieldError, InvalidInput, NotFound, Unauthenticated
+from streamjobs.store import TokenRecord
 from streamjobs.store.db import Repositories, Store
 
 TOKEN_PREFIX = "sj_"
@@ -27,6 +28,8 @@ ADMIN_USER = "admin"
 BOOTSTRAP_TOKEN_NAME = "bootstrap"
 BOOTSTRAP_ACTOR = Actor(Principal(ADMIN_USER, is_admin=True), source="bootstrap")
 MIN_PASSWORD_LENGTH = 12
+MAX_TOKEN_NAME_LENGTH = 255
+MAX_TOKEN_DAYS = 3650
 _HASHER = PasswordHasher()
 _WRONG_CREDENTIALS = "the user name or the password is wrong"
 # Checked against when the user does not exist, so both answers take as long.
@@ -155,3 +158,44 @@ class IdentityService:
             detail={},
             source=actor.source,
         )
+
+    def list_tokens(self, user: str) -> list[TokenRecord]:
+        """The tokens of ``user``, oldest first, revoked and expired ones included (a read: not
+        audited)."""
+        with self._store.transaction() as repos:
+            return repos.tokens.list_for_user(user)
+
+    def create_token(
+        self, user: str, name: str, *, actor: Actor, expires_in_days: int | None = None
+    ) -> str:
+        """Issue a token called ``name`` for ``user``, valid for ``expires_in_days`` days (or
+        until revoked); the name and the days are checked first, each error naming its field."""
+        name = name.strip()
+        errors = []
+        if not name:
+            errors.append(FieldError("name", "give the token a name"))
+        elif len(name) > MAX_TOKEN_NAME_LENGTH:
+            errors.append(FieldError("name", f"must be at most {MAX_TOKEN_NAME_LENGTH} characters"))
+        if expires_in_days is not None and not 1 <= expires_in_days <= MAX_TOKEN_DAYS:
+            errors.append(
+                FieldError("expiresInDays", f"must be between 1 and {MAX_TOKEN_DAYS} days")
+            )
+        if errors:
+            raise InvalidInput(errors)
+        expires_at = (
+            self._clock.now() + timedelta(days=expires_in_days) if expires_in_days else None
+        )
+        return self.issue_token(user, name, actor=actor, expires_at=expires_at)
+
+    def revoke_token(self, user: str, token_id: str, *, actor: Actor) -> TokenRecord:
+        """Revoke one of ``user``'s own tokens; ``NotFound`` for a token of anybody else, so
+        nobody learns which token ids exist. Revoking twice keeps the first time."""
+        with self._store.transaction() as repos:
+            owned = {token.id: token for token in repos.tokens.list_for_user(user)}
+            token = owned.get(token_id)
+            if token is None:
+                raise NotFound("access token", token_id)
+            if token.revoked_at is None:
+                repos.tokens.revoke(token_id, self._clock.now())
+                self._audit(repos, actor, "token.revoked", "token", f"{user}/{token.name}")
+            return next(found for found in repos.tokens.list_for_user(user) if found.id == token_id)

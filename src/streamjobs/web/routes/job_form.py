@@ -1,7 +1,445 @@
-"""Web pages: job_form (being built)."""
+"""The Create / Configure job form, Duplicate, Edit as YAML, and the pipeline editor's check.
+
+Each page turns what was typed into a manifest (``web.job_forms``) and gives it to the job service,
+exactly as the REST API does: the rules live there. Nothing is saved while there are errors; the
+page comes back with what was typed and each error next to the field it names.
+"""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, get_args
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+
+from streamjobs.domain.access import Actor
+from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput, NotFound
+from streamjobs.domain.formats import Syntax, TagKey, TagValue
+from streamjobs.services.catalog import CatalogChoices, catalog_choices
+from streamjobs.services.container import Services
+from streamjobs.services.jobs import job_document
+from streamjobs.store.jobs import JobRecord
+from streamjobs.web.job_form_errors import PIPELINE_PATH, FormErrors, form_errors
+from streamjobs.web.job_forms import (
+    APPLICATION_TYPES,
+    CONFIG_MAPS,
+    CONFIGURATION_GROUPS,
+    DEPENDENCY_GROUPS,
+    DEPLOYMENTS,
+    GUARANTEES,
+    RESTART_POLICIES,
+    TAGS,
+    ControlError,
+    JobForm,
+    duplicate_form,
+    form_from_fields,
+    form_from_manifest,
+    manifest_from_form,
+    new_job_manifest,
+    pipeline_check_manifest,
+)
+from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
+from streamjobs.web.yaml_text import dump_yaml, line_of, path_parts, read_mapping, without_empty
 
 router = APIRouter()
+
+FormFields = dict[str, list[str]]
+SaveManifest = Callable[[dict[str, Any]], JobRecord]
+STALE_VERSION_ADVICE = "Nothing was saved; what you typed is still below."
+
+
+@dataclass(frozen=True)
+class JobPages:
+    """The addresses and words of the form and YAML pages of one job, or of a new one."""
+
+    name: str | None = None
+
+    @property
+    def is_new(self) -> bool:
+        return self.name is None
+
+    @property
+    def _base(self) -> str:
+        return "/jobs/new" if self.name is None else f"/jobs/{quote(self.name, safe='')}"
+
+    @property
+    def form_url(self) -> str:
+        return self._base if self.is_new else f"{self._base}/configure"
+
+    @property
+    def yaml_url(self) -> str:
+        return f"{self._base}/yaml"
+
+    @property
+    def cancel_url(self) -> str:
+        return "/jobs" if self.is_new else self._base
+
+    @property
+    def title(self) -> str:
+        return "New streaming job" if self.name is None else f"Configure {self.name}"
+
+    @property
+    def submit_label(self) -> str:
+        return "Create" if self.is_new else "Save"
+
+
+async def submitted_fields(request: Request) -> FormFields:
+    """The submitted form, every name with all its values in order (rows repeat names)."""
+    data = await request.form()
+    return {key: [v for v in data.getlist(key) if isinstance(v, str)] for key in data}
+
+
+async def json_body(request: Request) -> Any:
+    """The request's JSON body, or None when it is not JSON."""
+    try:
+        return await request.json()
+    except ValueError:
+        return None
+
+
+@router.get("/jobs/new")
+def new_job_page(
+    request: Request,
+    from_job: str = Query("", alias="from"),
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    """The empty form, or with ``?from=<job>`` (Duplicate) that job's, named ``<job>-copy``."""
+    services = services_of(request)
+    choices = catalog_choices(services.store)
+    if from_job:
+        form = duplicate_form(services.jobs.get(from_job).manifest, from_job)
+    else:
+        form = _new_form(choices)
+    return _form_page(request, form, JobPages(), choices=choices)
+
+
+@router.post("/jobs/new")
+def create_job(
+    request: Request,
+    actor: Actor = Depends(page_actor),
+    fields: FormFields = Depends(submitted_fields),
+) -> Response:
+    _check_csrf(request, fields)
+    services = services_of(request)
+    form = form_from_fields(fields)
+    return _save_form(
+        request,
+        form,
+        JobPages(),
+        base=_duplicated_manifest(services, form.duplicate_of),
+        save=lambda manifest: services.jobs.create(manifest, actor=actor),
+    )
+
+
+@router.get("/jobs/new/yaml")
+def new_job_yaml_page(
+    request: Request,
+    from_job: str = Query("", alias="from"),
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    manifest = new_job_manifest()
+    if from_job:
+        manifest = copy.deepcopy(services_of(request).jobs.get(from_job).manifest)
+        manifest["metadata"]["name"] = f"{from_job}-copy"
+    return _yaml_page(request, JobPages(), dump_yaml(without_empty(manifest)))
+
+
+@router.post("/jobs/new/yaml")
+def create_job_from_yaml(
+    request: Request,
+    actor: Actor = Depends(page_actor),
+    fields: FormFields = Depends(submitted_fields),
+) -> Response:
+    """Create from the YAML, or (``edit_as``, the form's Edit as YAML) show the form as YAML."""
+    _check_csrf(request, fields)
+    services = services_of(request)
+    if _first(fields, "edit_as"):
+        form = form_from_fields(fields)
+        base = _duplicated_manifest(services, form.duplicate_of)
+        return _form_as_yaml(request, form, JobPages(), base=base)
+    return _save_yaml(
+        request,
+        _first(fields, "manifest"),
+        JobPages(),
+        save=lambda manifest: services.jobs.create(manifest, actor=actor),
+    )
+
+
+@router.post("/jobs/validate-pipeline")
+def validate_pipeline(
+    request: Request,
+    actor: Actor = Depends(page_actor),
+    body: Any = Depends(json_body),
+) -> JSONResponse:
+    """Check a pipeline block (``{"yaml": ..., "guarantee": ...}``) as the job service would:
+    ``{"errors": [{"path", "line", "message"}]}``, each line found in the YAML typed."""
+    check_csrf(request, page_session(request), None)
+    if not isinstance(body, dict) or not isinstance(body.get("yaml"), str):
+        message = 'send the pipeline block as {"yaml": "..."}'
+        return JSONResponse({"errors": [_pipeline_error("", None, message)]}, status_code=422)
+    text = body["yaml"]
+    guarantee = body.get("guarantee") if isinstance(body.get("guarantee"), str) else ""
+    return JSONResponse({"errors": _pipeline_errors(services_of(request), text, str(guarantee))})
+
+
+@router.get("/jobs/{name}/configure")
+def configure_page(request: Request, name: str, actor: Actor = Depends(page_actor)) -> Response:
+    record = services_of(request).jobs.get(name)
+    return _form_page(request, form_from_manifest(job_document(record)), JobPages(name))
+
+
+@router.post("/jobs/{name}/configure")
+def configure_job(
+    request: Request,
+    name: str,
+    actor: Actor = Depends(page_actor),
+    fields: FormFields = Depends(submitted_fields),
+) -> Response:
+    """Save the form over the job, if it is still at the version the form was opened at."""
+    _check_csrf(request, fields)
+    services = services_of(request)
+    record = services.jobs.get(name)
+    return _save_form(
+        request,
+        replace(form_from_fields(fields), name=name, duplicate_of=""),
+        JobPages(name),
+        base=record.manifest,
+        save=lambda manifest: services.jobs.apply(name, manifest, actor=actor)[0],
+    )
+
+
+@router.get("/jobs/{name}/yaml")
+def job_yaml_page(request: Request, name: str, actor: Actor = Depends(page_actor)) -> Response:
+    record = services_of(request).jobs.get(name)
+    return _yaml_page(request, JobPages(name), dump_yaml(without_empty(_versioned(record))))
+
+
+@router.post("/jobs/{name}/yaml")
+def apply_job_yaml(
+    request: Request,
+    name: str,
+    actor: Actor = Depends(page_actor),
+    fields: FormFields = Depends(submitted_fields),
+) -> Response:
+    """Apply the YAML to the job, or (``edit_as``) show the Configure form as YAML."""
+    _check_csrf(request, fields)
+    services = services_of(request)
+    record = services.jobs.get(name)
+    if _first(fields, "edit_as"):
+        form = replace(form_from_fields(fields), name=name, duplicate_of="")
+        return _form_as_yaml(request, form, JobPages(name), base=record.manifest)
+    return _save_yaml(
+        request,
+        _first(fields, "manifest"),
+        JobPages(name),
+        save=lambda manifest: services.jobs.apply(name, manifest, actor=actor)[0],
+    )
+
+
+def _save_form(
+    request: Request,
+    form: JobForm,
+    pages: JobPages,
+    *,
+    base: Mapping[str, Any] | None,
+    save: SaveManifest,
+) -> Response:
+    built = manifest_from_form(form, base)
+    if built.problems:
+        service_errors = _validation_errors(services_of(request), built.manifest)
+        errors = form_errors(built.problems, service_errors, form)
+        return _form_page(request, form, pages, errors=errors, status_code=422)
+    try:
+        record = save(built.manifest)
+    except InvalidInput as invalid:
+        errors = form_errors((), invalid.errors, form)
+        return _form_page(request, form, pages, errors=errors, status_code=422)
+    except AlreadyExists as exists:
+        errors = FormErrors((ControlError("name", exists.detail, path="metadata.name"),))
+        return _form_page(request, form, pages, errors=errors, status_code=409)
+    except Conflict as conflict:
+        notice = f"{conflict.detail}. {STALE_VERSION_ADVICE}"
+        return _form_page(request, form, pages, notice=notice, status_code=409)
+    return RedirectResponse(f"/jobs/{quote(record.name, safe='')}", status_code=303)
+
+
+def _save_yaml(request: Request, text: str, pages: JobPages, *, save: SaveManifest) -> Response:
+    document, unreadable = read_mapping(text, what="the manifest")
+    if document is None:
+        errors = FormErrors(
+            tuple(ControlError("manifest", p.message, line=p.line) for p in unreadable)
+        )
+        return _yaml_page(request, pages, text, errors=errors, status_code=422)
+    try:
+        record = save(document)
+    except InvalidInput as invalid:
+        errors = _yaml_errors(text, invalid.errors)
+        return _yaml_page(request, pages, text, errors=errors, status_code=422)
+    except AlreadyExists as exists:
+        errors = _yaml_errors(text, [FieldError("metadata.name", exists.detail)])
+        return _yaml_page(request, pages, text, errors=errors, status_code=409)
+    except Conflict as conflict:
+        notice = f"{conflict.detail}. {STALE_VERSION_ADVICE}"
+        return _yaml_page(request, pages, text, notice=notice, status_code=409)
+    return RedirectResponse(f"/jobs/{quote(record.name, safe='')}", status_code=303)
+
+
+def _form_as_yaml(
+    request: Request, form: JobForm, pages: JobPages, *, base: Mapping[str, Any] | None
+) -> Response:
+    """The YAML page showing what the form holds; the form again if part of it cannot be YAML."""
+    built = manifest_from_form(form, base)
+    if built.problems:
+        errors = form_errors(built.problems, (), form)
+        return _form_page(request, form, pages, errors=errors, status_code=422)
+    return _yaml_page(request, pages, dump_yaml(without_empty(built.manifest)))
+
+
+def _form_page(
+    request: Request,
+    form: JobForm,
+    pages: JobPages,
+    *,
+    choices: CatalogChoices | None = None,
+    errors: FormErrors | None = None,
+    notice: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    choices = choices or catalog_choices(services_of(request).store)
+    return render(
+        request,
+        "job_form.html",
+        status_code=status_code,
+        nav="jobs",
+        form=form,
+        pages=pages,
+        errors=errors or FormErrors(),
+        notice=notice,
+        choices=choices,
+        node_types=[
+            (
+                n.name,
+                f"{n.name} · {n.cores} {'core' if n.cores == 1 else 'cores'}, {n.memory_mb} MB",
+            )
+            for n in choices.node_types
+        ],
+        bundles=[(name, name) for name in choices.bundles],
+        application_types=APPLICATION_TYPES,
+        deployments=DEPLOYMENTS,
+        restart_policies=RESTART_POLICIES,
+        guarantees=GUARANTEES,
+        tags_group=TAGS,
+        configuration_groups=CONFIGURATION_GROUPS,
+        config_maps_group=CONFIG_MAPS,
+        dependency_groups=DEPENDENCY_GROUPS,
+        tag_key_syntax=_syntax(TagKey),
+        tag_value_syntax=_syntax(TagValue),
+    )
+
+
+def _yaml_page(
+    request: Request,
+    pages: JobPages,
+    text: str,
+    *,
+    errors: FormErrors | None = None,
+    notice: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    return render(
+        request,
+        "job_yaml.html",
+        status_code=status_code,
+        nav="jobs",
+        pages=pages,
+        text=text,
+        errors=errors or FormErrors(),
+        notice=notice,
+    )
+
+
+def _new_form(choices: CatalogChoices) -> JobForm:
+    """The new job's form: namespace, bundle and node types preselected among those there are."""
+    form = JobForm()
+
+    def pick(preferred: str, known: Sequence[str]) -> str:
+        return preferred if preferred in known or not known else known[0]
+
+    node_types = [node_type.name for node_type in choices.node_types]
+    return replace(
+        form,
+        namespace=choices.only_namespace or form.namespace,
+        bundle=pick(form.bundle, choices.bundles),
+        driver=pick(form.driver, node_types),
+        executor=pick(form.executor, node_types),
+    )
+
+
+def _pipeline_errors(services: Services, text: str, guarantee: str) -> list[dict[str, Any]]:
+    block, unreadable = read_mapping(text, what="the pipeline")
+    if block is None:
+        return [_pipeline_error("spec.pipeline", p.line, p.message) for p in unreadable]
+    errors = []
+    for error in _validation_errors(services, pipeline_check_manifest(block, guarantee=guarantee)):
+        parts = path_parts(error.path)
+        if parts is not None and tuple(parts[:2]) == PIPELINE_PATH:
+            errors.append(_pipeline_error(error.path, line_of(text, parts[2:]), error.message))
+    return errors
+
+
+def _pipeline_error(path: str, line: int | None, message: str) -> dict[str, Any]:
+    return {"path": path, "line": line, "message": message}
+
+
+def _yaml_errors(text: str, errors: Sequence[FieldError]) -> FormErrors:
+    """Errors about a manifest typed as YAML, each with the line of the field it names."""
+    placed = []
+    for error in errors:
+        parts = path_parts(error.path) if error.path else None
+        line = line_of(text, parts) if parts is not None else None
+        placed.append(ControlError("manifest", error.message, path=error.path, line=line))
+    return FormErrors(tuple(placed))
+
+
+def _validation_errors(services: Services, manifest: Mapping[str, Any]) -> tuple[FieldError, ...]:
+    try:
+        services.jobs.validate(manifest)
+    except InvalidInput as invalid:
+        return invalid.errors
+    return ()
+
+
+def _duplicated_manifest(services: Services, name: str) -> dict[str, Any] | None:
+    """The manifest of the job a new one duplicates, so what the form does not show is copied
+    too; None when it duplicates none (or that job is gone)."""
+    if not name:
+        return None
+    try:
+        return services.jobs.get(name).manifest
+    except NotFound:
+        return None
+
+
+def _versioned(record: JobRecord) -> dict[str, Any]:
+    """The job's manifest with its resourceVersion, so an edit of it conflicts with another."""
+    manifest = copy.deepcopy(record.manifest)
+    manifest["metadata"]["resourceVersion"] = str(record.version)
+    return manifest
+
+
+def _syntax(annotated: Any) -> Syntax:
+    """The string syntax of a manifest type such as ``TagKey``, for the browser's live check."""
+    return next(item for item in get_args(annotated) if isinstance(item, Syntax))
+
+
+def _check_csrf(request: Request, fields: FormFields) -> None:
+    check_csrf(request, page_session(request), _first(fields, "csrf"))
+
+
+def _first(fields: FormFields, name: str) -> str:
+    values = fields.get(name)
+    return values[0] if values else ""

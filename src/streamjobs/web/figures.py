@@ -1,0 +1,145 @@
+"""An application's executor figures as its page shows them: totals over executors, human units.
+
+The figures are ``ExecutorFigures.to_dict()`` as the supervisor stores them: one entry per
+executor, the driver's own entry (id ``driver``) included, so totals count the tasks a
+``local[N]`` driver runs itself. ``static/application.js`` formats refreshed figures the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+DRIVER_ID = "driver"
+UNKNOWN = "\u2013"
+"""An en dash, what the pages show for a figure not known (yet)."""
+SUMMED = (
+    "completed_tasks",
+    "failed_tasks",
+    "task_time_ms",
+    "shuffle_read_bytes",
+    "shuffle_write_bytes",
+    "memory_used_bytes",
+    "disk_used_bytes",
+    "input_bytes",
+    "rdd_blocks",
+    "gc_time_ms",
+    "memory_spilled_bytes",
+    "disk_spilled_bytes",
+)
+"""Executor fields added up over every executor, the driver included."""
+
+
+class Unit(StrEnum):
+    """How a figure is written for people."""
+
+    COUNT = "count"
+    BYTES = "bytes"
+    MILLISECONDS = "ms"
+
+
+@dataclass(frozen=True)
+class MetricCard:
+    """One figure of the Details tab: its key in ``executor_totals``, its label and unit."""
+
+    key: str
+    label: str
+    unit: Unit
+
+
+MAIN_CARDS = (
+    MetricCard("completed_tasks", "Completed tasks", Unit.COUNT),
+    MetricCard("failed_tasks", "Failed tasks", Unit.COUNT),
+    MetricCard("task_time_ms", "Task time", Unit.MILLISECONDS),
+    MetricCard("shuffle_read_bytes", "Shuffle read", Unit.BYTES),
+    MetricCard("shuffle_write_bytes", "Shuffle write", Unit.BYTES),
+    MetricCard("memory_used_bytes", "Memory used", Unit.BYTES),
+    MetricCard("disk_used_bytes", "Disk used", Unit.BYTES),
+)
+MORE_CARDS = (
+    MetricCard("driver_task_time_ms", "Driver task time", Unit.MILLISECONDS),
+    MetricCard("input_bytes", "Input bytes", Unit.BYTES),
+    MetricCard("rdd_blocks", "RDD blocks", Unit.COUNT),
+    MetricCard("gc_time_ms", "GC time", Unit.MILLISECONDS),
+    MetricCard("total_cores", "Total cores", Unit.COUNT),
+    MetricCard("spilled_bytes", "Bytes spilled", Unit.BYTES),
+)
+
+
+def executor_totals(figures: Mapping[str, Any] | None) -> dict[str, int] | None:
+    """Each card's figure summed over the executors; None before any figures were read.
+
+    ``total_cores`` counts active executors only (a lost executor's cores are gone);
+    ``spilled_bytes`` is what was spilled to disk (Spark's disk and memory spill sizes measure
+    the same spilled data, serialized and not, so they are not added).
+    """
+    if not figures:
+        return None
+    executors: Sequence[Mapping[str, Any]] = figures.get("executors") or ()
+    totals = {field: sum(_count(executor, field) for executor in executors) for field in SUMMED}
+    totals["driver_task_time_ms"] = sum(
+        _count(executor, "task_time_ms")
+        for executor in executors
+        if executor.get("id") == DRIVER_ID
+    )
+    totals["total_cores"] = sum(
+        _count(executor, "total_cores") for executor in executors if executor.get("is_active")
+    )
+    totals["spilled_bytes"] = totals["disk_spilled_bytes"]
+    return totals
+
+
+def human(value: int | float | None, unit: Unit) -> str:
+    """``value`` in ``unit`` for people; ``UNKNOWN`` when there is none."""
+    if value is None:
+        return UNKNOWN
+    if unit is Unit.BYTES:
+        return human_bytes(value)
+    if unit is Unit.MILLISECONDS:
+        return human_milliseconds(value)
+    return f"{round(value):,}"
+
+
+def human_bytes(size: int | float) -> str:
+    """Bytes in binary units: ``512 B``, ``1.5 KiB``, ``3.0 GiB``."""
+    if abs(size) < 1024:
+        return f"{round(size)} B"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        size /= 1024
+        if abs(size) < 1024 or unit == "TiB":
+            break
+    return f"{size:,.1f} {unit}"
+
+
+def human_milliseconds(milliseconds: int | float) -> str:
+    """A time span measured in milliseconds: ``850 ms``, ``12.3 s``, ``4.5 min``, ``2.0 h``."""
+    if abs(milliseconds) < 1000:
+        return f"{round(milliseconds)} ms"
+    seconds = milliseconds / 1000
+    if abs(seconds) < 60:
+        return f"{seconds:.1f} s"
+    if abs(seconds) < 3600:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:,.1f} h"
+
+
+def human_elapsed(seconds: int | float) -> str:
+    """How long something has run, to the second: ``45 s``, ``3 min 05 s``, ``2 h 07 min``."""
+    whole = max(0, int(seconds))
+    days, rest = divmod(whole, 86_400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days} d {hours:02d} h"
+    if hours:
+        return f"{hours} h {minutes:02d} min"
+    if minutes:
+        return f"{minutes} min {secs:02d} s"
+    return f"{secs} s"
+
+
+def _count(executor: Mapping[str, Any], field: str) -> int:
+    value = executor.get(field)
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else 0

@@ -1,0 +1,118 @@
+"""Where the services' errors about a job go on the form: next to the control whose manifest
+path they name (``spec.restartPolicy.onFailureRetries`` -> Failure retries), on the row of a
+key/value or list field, by line next to the pipeline editor; anything else in the summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from streamjobs.domain.errors import FieldError
+from streamjobs.web.job_forms import ROW_GROUPS, ControlError, JobForm, Row, RowGroup
+from streamjobs.web.yaml_text import PathPart, line_of, path_parts, position_line
+
+SCALAR_PATHS: dict[tuple[str, ...], str] = {
+    ("metadata", "name"): "name",
+    ("metadata", "description"): "description",
+    ("metadata", "namespace"): "namespace",
+    ("spec", "bundle"): "bundle",
+    ("spec", "runAs"): "run_as",
+    ("spec", "application"): "app_type",
+    ("spec", "application", "type"): "app_type",
+    ("spec", "application", "image"): "image",
+    ("spec", "application", "mainClass"): "main_class",
+    ("spec", "application", "mainApplicationFile"): "main_file",
+    ("spec", "configuration", "javaOptions"): "java_options",
+    ("spec", "instance", "deployment"): "deployment",
+    ("spec", "instance", "driver"): "driver",
+    ("spec", "instance", "executor"): "executor",
+    ("spec", "instance", "executors"): "executors",
+    ("spec", "instance", "volume"): "volume_size",
+    ("spec", "instance", "volume", "size"): "volume_size",
+    ("spec", "instance", "volume", "mountPath"): "volume_mount",
+    ("spec", "restartPolicy", "type"): "restart_policy",
+    ("spec", "restartPolicy", "onSubmissionFailureRetries"): "submission_retries",
+    ("spec", "restartPolicy", "onSubmissionFailureRetryInterval"): "submission_retry_interval",
+    ("spec", "restartPolicy", "onFailureRetries"): "failure_retries",
+    ("spec", "restartPolicy", "onFailureRetryInterval"): "failure_retry_interval",
+    ("spec", "processing", "guarantee"): "guarantee",
+}
+PIPELINE_PATH = ("spec", "pipeline")
+
+
+@dataclass(frozen=True)
+class FormErrors:
+    """Every problem of a submitted form, by control; those of no control go in the summary."""
+
+    items: tuple[ControlError, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    def of(self, control: str) -> list[ControlError]:
+        return [error for error in self.items if error.control == control]
+
+    @property
+    def summary(self) -> list[ControlError]:
+        return self.of("")
+
+    @property
+    def placed(self) -> int:
+        """How many problems are shown next to a control."""
+        return sum(1 for error in self.items if error.control)
+
+
+def form_errors(
+    problems: Sequence[ControlError], service_errors: Iterable[FieldError], form: JobForm
+) -> FormErrors:
+    """The form's own problems and the services' errors placed on the form; a service error on
+    a control that already has a problem of the form is left out (it follows from that one)."""
+    placed = [place_error(error, form) for error in service_errors]
+    taken = {problem.control for problem in problems}
+    kept = [error for error in placed if not error.control or error.control not in taken]
+    return FormErrors(tuple(dict.fromkeys([*problems, *kept])))
+
+
+def place_error(error: FieldError, form: JobForm) -> ControlError:
+    """The control ``error`` belongs to, by its path (the summary's ``""`` when none fits)."""
+    parts = path_parts(error.path) if error.path else None
+    if parts is None:
+        return ControlError("", error.message, path=error.path, line=position_line(error.path))
+    if tuple(parts[:2]) == PIPELINE_PATH:
+        line = line_of(form.pipeline, parts[2:])
+        return ControlError("pipeline", error.message, path=error.path, line=line)
+    for group in ROW_GROUPS:
+        if tuple(parts[: len(group.path)]) == group.path:
+            control = _row_control(group, form.rows_of(group), parts[len(group.path) :], error)
+            return ControlError(control, error.message, path=error.path)
+    for length in range(len(parts), 0, -1):
+        scalar = SCALAR_PATHS.get(tuple(str(part) for part in parts[:length]))
+        if scalar is not None:
+            return ControlError(scalar, error.message, path=error.path)
+    return ControlError("", error.message, path=error.path)
+
+
+def _row_control(
+    group: RowGroup, rows: Sequence[Row], rest: Sequence[PathPart], error: FieldError
+) -> str:
+    """The row control of a group's error: the key's or the value's of the row with that key
+    (the key's when the message is about the key text), the item's of a list row; else the
+    group's own error line."""
+    if not rest:
+        return group.control
+    if not group.paired:
+        index = rest[0]
+        in_range = isinstance(index, int) and 0 <= index < len(rows)
+        return f"{group.control}_{index}" if in_range else group.control
+    for index, row in enumerate(rows):
+        key = row.key.strip()
+        if key == rest[0]:
+            about_key = len(rest) == 1 and error.message.startswith(_shown(key))
+            return f"{group.control}_{'key' if about_key else 'value'}_{index}"
+    return group.control
+
+
+def _shown(value: str) -> str:
+    """``value`` as the manifest rules quote it at the start of a message about it."""
+    return repr(value if len(value) <= 60 else value[:57] + "...")

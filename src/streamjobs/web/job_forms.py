@@ -1,0 +1,426 @@
+"""The Create / Configure job form as data, and the mapping between it and a job manifest.
+
+The form holds what the person typed, as text. Nothing here checks the job's rules (the services
+do, for the API and the UI alike); this only turns controls into manifest fields and back:
+
+- fields that do not apply to the chosen application type or deployment are left out (a main
+  class only for JVM, a pipeline only for Pipeline, executors only for Standard), and the four
+  retry fields are only taken for OnFailure;
+- fields the form does not show (``restartPolicy.backoff``, ``instance.dynamic``,
+  ``processing.snapshotIntervalMillis`` ...) are kept from the job being configured or duplicated;
+- text that cannot become a field (pipeline YAML that does not parse, a value without a key, a
+  key given twice) is a ``ControlError`` on the control that holds it.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from streamjobs.domain.spec import (
+    ApplicationType,
+    Deployment,
+    Guarantee,
+    RestartPolicyType,
+)
+from streamjobs.web.yaml_text import dump_yaml, read_mapping, without_empty
+
+API_VERSION = "streamjobs.io/v1"
+KIND = "StreamingJob"
+
+APPLICATION_TYPES = (
+    (ApplicationType.PIPELINE, "Pipeline"),
+    (ApplicationType.PYTHON, "Python"),
+    (ApplicationType.JVM, "JVM"),
+)
+DEPLOYMENTS = ((Deployment.SINGLE_NODE, "Single node"), (Deployment.STANDARD, "Standard"))
+RESTART_POLICIES = tuple((policy, policy.value) for policy in RestartPolicyType)
+GUARANTEES = (
+    (Guarantee.AT_LEAST_ONCE, "At least once"),
+    (Guarantee.EXACTLY_ONCE, "Exactly once"),
+    (Guarantee.NONE, "None"),
+)
+
+DEFAULT_PIPELINE = """\
+# An example to edit: Spark's rate source (no connector needed) into Parquet files.
+streaming:
+  triggerMode: ProcessingTime
+  triggerDuration: 10 seconds
+inputs:
+  - name: ticks
+    format: rate          # columns: timestamp, value
+    options:
+      rowsPerSecond: 10
+steps:
+  - sequence:
+      - name: even_ticks
+        sql: SELECT timestamp, value FROM ticks WHERE value % 2 = 0
+outputs:
+  - name: even_ticks
+    format: parquet
+    path: file:///tmp/streamjobs/output/even-ticks
+"""
+
+
+@dataclass(frozen=True)
+class RowGroup:
+    """Rows of the form that make one manifest field: key/value rows a mapping, single-value
+    rows a list. Controls are named ``<control>_key``/``<control>_value`` or ``<control>``."""
+
+    control: str
+    path: tuple[str, ...]
+    title: str
+    value_label: str
+    key_label: str = ""
+
+    @property
+    def paired(self) -> bool:
+        return bool(self.key_label)
+
+
+TAGS = RowGroup("tags", ("metadata", "tags"), "Resource tags", "Value", "Key")
+CONFIGURATION_GROUPS = (
+    RowGroup("env", ("spec", "configuration", "env"), "Environment variables", "Value", "Variable"),
+    RowGroup(
+        "env_secrets",
+        ("spec", "configuration", "envSecrets"),
+        "Environment secrets",
+        "Secret",
+        "Variable",
+    ),
+    RowGroup("spark_conf", ("spec", "configuration", "sparkConf"), "Spark config", "Value", "Key"),
+    RowGroup(
+        "spark_conf_secrets",
+        ("spec", "configuration", "sparkConfSecrets"),
+        "Spark config secrets",
+        "Secret",
+        "Key",
+    ),
+    RowGroup("arguments", ("spec", "application", "arguments"), "Arguments", "Argument"),
+)
+CONFIG_MAPS = RowGroup("config_maps", ("spec", "configuration", "configMaps"), "Config maps", "Map")
+DEPENDENCY_GROUPS = (
+    RowGroup("jars", ("spec", "dependencies", "jars"), "Jars", "Jar"),
+    RowGroup("files", ("spec", "dependencies", "files"), "Files", "File"),
+    RowGroup("py_files", ("spec", "dependencies", "pyFiles"), "Python files", "Python file"),
+    RowGroup("packages", ("spec", "dependencies", "packages"), "Maven packages", "Coordinate"),
+)
+ROW_GROUPS = (TAGS, *CONFIGURATION_GROUPS, CONFIG_MAPS, *DEPENDENCY_GROUPS)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of a row group: a key and a value, or just a value."""
+
+    value: str
+    key: str = ""
+
+
+@dataclass(frozen=True)
+class ControlError:
+    """A problem shown next to a control (``control`` empty: in the summary at the top), with
+    the manifest path it concerns and, for YAML, its line."""
+
+    control: str
+    message: str
+    path: str = ""
+    line: int | None = None
+
+
+@dataclass(frozen=True)
+class JobForm:
+    """What the form's controls hold, as typed. Field names are the controls' names."""
+
+    name: str = ""
+    description: str = ""
+    bundle: str = "default"
+    namespace: str = "default"
+    run_as: str = ""
+    app_type: str = ApplicationType.PIPELINE.value
+    image: str = ""
+    main_class: str = ""
+    main_file: str = ""
+    pipeline: str = DEFAULT_PIPELINE
+    java_options: str = ""
+    deployment: str = Deployment.SINGLE_NODE.value
+    driver: str = "small"
+    executor: str = "medium"
+    executors: str = "1"
+    volume_size: str = ""
+    volume_mount: str = ""
+    restart_policy: str = RestartPolicyType.NEVER.value
+    submission_retries: str = "1"
+    submission_retry_interval: str = "5"
+    failure_retries: str = "1"
+    failure_retry_interval: str = "5"
+    guarantee: str = Guarantee.AT_LEAST_ONCE.value
+    resource_version: str = ""
+    duplicate_of: str = ""
+    rows: Mapping[str, tuple[Row, ...]] = field(default_factory=dict)
+
+    def rows_of(self, group: RowGroup) -> tuple[Row, ...]:
+        return self.rows.get(group.control, ())
+
+
+SCALAR_CONTROLS = tuple(f.name for f in fields(JobForm) if f.name != "rows")
+
+
+@dataclass(frozen=True)
+class FormManifest:
+    """The manifest a form makes, and what in the form could not become part of it."""
+
+    manifest: dict[str, Any]
+    problems: tuple[ControlError, ...]
+
+
+def form_from_fields(submitted: Mapping[str, Sequence[str]]) -> JobForm:
+    """The form as submitted (each name with its values, in order); rows left blank dropped."""
+    defaults = JobForm()
+    scalars = {
+        name: values[0] if (values := submitted.get(name)) else getattr(defaults, name)
+        for name in SCALAR_CONTROLS
+    }
+    rows: dict[str, tuple[Row, ...]] = {}
+    for group in ROW_GROUPS:
+        if group.paired:
+            keys = list(submitted.get(f"{group.control}_key", []))
+            values = list(submitted.get(f"{group.control}_value", []))
+            width = max(len(keys), len(values))
+            keys += [""] * (width - len(keys))
+            values += [""] * (width - len(values))
+            typed = [Row(key=k, value=v) for k, v in zip(keys, values, strict=True)]
+        else:
+            typed = [Row(value=v) for v in submitted.get(group.control, [])]
+        rows[group.control] = tuple(r for r in typed if r.key.strip() or r.value.strip())
+    return JobForm(**scalars, rows=rows)
+
+
+def form_from_manifest(document: Mapping[str, Any]) -> JobForm:
+    """The form showing a manifest (as stored, or as the API prints it, resourceVersion and
+    all); fields the manifest leaves out show their defaults."""
+    defaults = JobForm()
+    metadata = _section(document, "metadata")
+    spec = _section(document, "spec")
+    application = _section(spec, "application")
+    instance = _section(spec, "instance")
+    volume = _section(instance, "volume")
+    policy = _section(spec, "restartPolicy")
+    pipeline = spec.get("pipeline")
+    rows: dict[str, tuple[Row, ...]] = {}
+    for group in ROW_GROUPS:
+        value = _value_at(document, group.path)
+        if group.paired and isinstance(value, Mapping):
+            rows[group.control] = tuple(Row(key=str(k), value=_text(v)) for k, v in value.items())
+        elif not group.paired and isinstance(value, list):
+            rows[group.control] = tuple(Row(value=_text(item)) for item in value)
+
+    def text(block: Mapping[str, Any], key: str, default: str = "") -> str:
+        return _text(block[key]) if block.get(key) is not None else default
+
+    return JobForm(
+        name=text(metadata, "name"),
+        description=text(metadata, "description"),
+        bundle=text(spec, "bundle", defaults.bundle),
+        namespace=text(metadata, "namespace", defaults.namespace),
+        run_as=text(spec, "runAs"),
+        app_type=text(application, "type", defaults.app_type),
+        image=text(application, "image"),
+        main_class=text(application, "mainClass"),
+        main_file=text(application, "mainApplicationFile"),
+        pipeline=(
+            dump_yaml(without_empty(pipeline))
+            if isinstance(pipeline, Mapping)
+            else DEFAULT_PIPELINE
+        ),
+        java_options=text(_section(spec, "configuration"), "javaOptions"),
+        deployment=text(instance, "deployment", defaults.deployment),
+        driver=text(instance, "driver", defaults.driver),
+        executor=text(instance, "executor", defaults.executor),
+        executors=text(instance, "executors", defaults.executors),
+        volume_size=text(volume, "size"),
+        volume_mount=text(volume, "mountPath"),
+        restart_policy=text(policy, "type", defaults.restart_policy),
+        submission_retries=text(policy, "onSubmissionFailureRetries", defaults.submission_retries),
+        submission_retry_interval=text(
+            policy, "onSubmissionFailureRetryInterval", defaults.submission_retry_interval
+        ),
+        failure_retries=text(policy, "onFailureRetries", defaults.failure_retries),
+        failure_retry_interval=text(
+            policy, "onFailureRetryInterval", defaults.failure_retry_interval
+        ),
+        guarantee=text(_section(spec, "processing"), "guarantee", defaults.guarantee),
+        resource_version=text(metadata, "resourceVersion"),
+        rows=rows,
+    )
+
+
+def duplicate_form(source: Mapping[str, Any], source_name: str) -> JobForm:
+    """The form of a new job copied from ``source``: named ``<source>-copy``, no version."""
+    form = form_from_manifest(source)
+    return replace(form, name=f"{source_name}-copy", resource_version="", duplicate_of=source_name)
+
+
+def manifest_from_form(form: JobForm, base: Mapping[str, Any] | None = None) -> FormManifest:
+    """The manifest the form asks for. With ``base`` (the job configured or duplicated), what
+    the form does not show is kept from it; what the form shows replaces it."""
+    problems: list[ControlError] = []
+    manifest: dict[str, Any] = copy.deepcopy(dict(base)) if base else {}
+    manifest["apiVersion"] = API_VERSION
+    manifest["kind"] = KIND
+    for group in ROW_GROUPS:
+        _put(_block(manifest, *group.path[:-1]), group.path[-1], _rows_value(form, group, problems))
+
+    metadata = _block(manifest, "metadata")
+    _put(metadata, "name", form.name.strip())
+    _put(metadata, "description", form.description.strip() or None)
+    _put(metadata, "namespace", form.namespace.strip() or None)
+    _put(metadata, "resourceVersion", form.resource_version.strip() or None)
+
+    spec = _block(manifest, "spec")
+    _put(spec, "bundle", form.bundle.strip() or None)
+    _put(spec, "runAs", form.run_as.strip() or None)
+    app_type = form.app_type.strip()
+    application = _block(spec, "application")
+    _put(application, "type", app_type)
+    _put(application, "image", form.image.strip() or None)
+    is_jvm = app_type == ApplicationType.JVM
+    is_program = app_type in (ApplicationType.PYTHON, ApplicationType.JVM)
+    _put(application, "mainClass", (form.main_class.strip() or None) if is_jvm else None)
+    _put(
+        application, "mainApplicationFile", (form.main_file.strip() or None) if is_program else None
+    )
+    _put(
+        spec,
+        "pipeline",
+        _pipeline(form, problems) if app_type == ApplicationType.PIPELINE else None,
+    )
+
+    _put(_block(spec, "configuration"), "javaOptions", form.java_options.strip() or None)
+    _fill_instance(_block(spec, "instance"), form)
+    _fill_restart_policy(_block(spec, "restartPolicy"), form)
+    _put(_block(spec, "processing"), "guarantee", form.guarantee.strip() or None)
+    return FormManifest(manifest=manifest, problems=tuple(problems))
+
+
+def pipeline_check_manifest(pipeline: Mapping[str, Any], *, guarantee: str = "") -> dict[str, Any]:
+    """A manifest around a ``pipeline`` block alone, to check the block as it is being typed:
+    everything else is left at its defaults (but the processing guarantee, which it must meet)."""
+    manifest = manifest_from_form(JobForm(name="pipeline-check", guarantee=guarantee)).manifest
+    manifest["spec"]["pipeline"] = dict(pipeline)
+    return manifest
+
+
+def new_job_manifest() -> dict[str, Any]:
+    """The manifest "Edit as YAML" starts a new job from: the new form's, to be named."""
+    return manifest_from_form(JobForm()).manifest
+
+
+def _fill_instance(instance: dict[str, Any], form: JobForm) -> None:
+    deployment = form.deployment.strip()
+    _put(instance, "deployment", deployment)
+    _put(instance, "driver", form.driver.strip() or None)
+    if deployment == Deployment.STANDARD:
+        _put(instance, "executor", form.executor.strip() or None)
+        _put(instance, "executors", _whole_number(form.executors))
+    else:
+        for key in ("executor", "executors", "dynamic"):
+            instance.pop(key, None)
+    size, mount_path = form.volume_size.strip(), form.volume_mount.strip()
+    volume = {"size": size, "mountPath": mount_path}
+    _put(instance, "volume", {k: v for k, v in volume.items() if v} if size or mount_path else None)
+
+
+def _fill_restart_policy(policy: dict[str, Any], form: JobForm) -> None:
+    policy_type = form.restart_policy.strip()
+    _put(policy, "type", policy_type)
+    if policy_type == RestartPolicyType.ON_FAILURE:
+        _put(policy, "onSubmissionFailureRetries", _whole_number(form.submission_retries))
+        _put(
+            policy,
+            "onSubmissionFailureRetryInterval",
+            _whole_number(form.submission_retry_interval),
+        )
+        _put(policy, "onFailureRetries", _whole_number(form.failure_retries))
+        _put(policy, "onFailureRetryInterval", _whole_number(form.failure_retry_interval))
+
+
+def _pipeline(form: JobForm, problems: list[ControlError]) -> dict[str, Any] | None:
+    block, unreadable = read_mapping(form.pipeline, what="the pipeline")
+    problems += [
+        ControlError("pipeline", problem.message, path="spec.pipeline", line=problem.line)
+        for problem in unreadable
+    ]
+    return block
+
+
+def _rows_value(
+    form: JobForm, group: RowGroup, problems: list[ControlError]
+) -> dict[str, str] | list[str] | None:
+    """The mapping or list a group's rows make (None when there are none), with a problem for
+    each value without a key and each key given twice."""
+    rows = form.rows_of(group)
+    if not group.paired:
+        return [row.value.strip() for row in rows] or None
+    mapping: dict[str, str] = {}
+    for index, row in enumerate(rows):
+        key = row.key.strip()
+        control = f"{group.control}_key_{index}"
+        if not key:
+            problems.append(ControlError(control, f"give a {group.key_label.lower()} too"))
+        elif key in mapping:
+            problems.append(ControlError(control, f"{key!r} is given twice"))
+        else:
+            mapping[key] = row.value
+    return mapping or None
+
+
+def _whole_number(text: str) -> int | str | None:
+    """An integer field: its number, or the text as typed for the services to refuse."""
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
+def _put(block: dict[str, Any], key: str, value: Any) -> None:
+    """Set a field, or remove it when ``value`` is None (the field takes its default)."""
+    if value is None:
+        block.pop(key, None)
+    else:
+        block[key] = value
+
+
+def _block(parent: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """The mapping at ``keys`` under ``parent``, made (or replacing a non-mapping) if needed."""
+    block = parent
+    for key in keys:
+        child = block.get(key)
+        if not isinstance(child, dict):
+            child = block[key] = {}
+        block = child
+    return block
+
+
+def _section(block: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = block.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def _value_at(document: Mapping[str, Any], path: Sequence[str]) -> Any:
+    value: Any = document
+    for key in path:
+        value = value.get(key) if isinstance(value, Mapping) else None
+    return value
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
