@@ -14,6 +14,7 @@ run: java $(VENV)/.installed-run
 test: java postgres maven chromium $(VENV)/.installed-dev lint
 	$(BIN)/python scripts/resolve-jars.py
 	$(BIN)/pytest
+	$(BIN)/python -m bench.run --quick
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check $(SOURCES)

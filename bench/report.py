@@ -1,7 +1,8 @@
 """Write ``REPORT.md`` and one PNG chart per figure from the figures' results.
 
 The report opens with the machine and a summary table (every comparison: medians, min-max, the
-ratio, its target and whether it is met), then gives each figure its chart, its method and its
+ratio, its target and whether it is met; every measurement held to an absolute limit: median,
+min-max, the limit and whether it is met), then gives each figure its chart, its method and its
 details. Nothing here knows a particular figure: each one hands over a ``FigureResult``.
 """
 
@@ -18,12 +19,16 @@ import matplotlib.pyplot as plt  # after matplotlib.use
 from matplotlib.ticker import StrMethodFormatter
 
 from bench.machine import Machine
-from bench.results import Comparison, FigureResult, Spread
+from bench.results import Comparison, FigureResult, Measurement, Spread
 
 CANDIDATE_COLOUR = "#1f77b4"
 BASELINE_COLOUR = "#9a9a9a"
 MISSED_COLOUR = "#c62828"
 MET_COLOUR = "#2e7d32"
+ABSOLUTE_NOTE = (
+    " Measurements held to an absolute limit rather than a baseline give the median and min-max "
+    "of their repetitions in the streamjobs column and are checked on that median."
+)
 
 
 def write_report(
@@ -52,7 +57,8 @@ def render(
         "a baseline run on the same machine in the same run; medians of the repetitions, with "
         "min-max. The ratio is streamjobs' median over the baseline's; 'paired' is the range of "
         "that ratio within each repetition. A verdict is 'not conclusive' when some repetitions "
-        "meet the target and others miss it.",
+        "meet the target and others miss it."
+        + (ABSOLUTE_NOTE if any(figure.measurements for figure in figures) else ""),
         "## Machine\n\n" + machine.markdown(),
         "## Summary\n\n" + summary_table(figures),
         *(figure_section(figure) for figure in figures),
@@ -73,6 +79,13 @@ def summary_table(figures: Sequence[FigureResult]) -> str:
                 f"{item.ratio:.3f} ({_ratio_range(item.paired_ratios)}) | "
                 f"{item.target.describe() if item.target else '—'} | {_verdict(item)} |"
             )
+        for measured in figure.measurements:
+            lines.append(
+                f"| {figure.number} | {measured.name}, {measured.label} ({measured.metric}) | "
+                f"{_spread_text(measured.spread)} | — | — | "
+                f"{measured.limit.describe(measured.metric) if measured.limit else '—'} | "
+                f"{_verdict(measured)} |"
+            )
     return "\n".join(lines)
 
 
@@ -80,7 +93,12 @@ def figure_section(figure: FigureResult) -> str:
     parts = [
         f"## Figure {figure.number}. {figure.title}",
         f"![Figure {figure.number}]({figure.chart_file})",
-        "\n".join(_comparison_line(item) for item in figure.comparisons),
+        "\n".join(
+            [
+                *(_comparison_line(item) for item in figure.comparisons),
+                *(_measurement_line(item) for item in figure.measurements),
+            ]
+        ),
         "### Method\n\n" + figure.method,
     ]
     if figure.details:
@@ -100,6 +118,13 @@ def _comparison_line(item: Comparison) -> str:
     )
 
 
+def _measurement_line(item: Measurement) -> str:
+    limit = (
+        f"; limit {item.limit.describe(item.metric)}: **{_verdict(item)}**" if item.limit else ""
+    )
+    return f"- **{item.name}**, {item.label}: {_spread_text(item.spread)} {item.metric}{limit}."
+
+
 def _spread_text(spread: Spread) -> str:
     return f"{_number(spread.median)} [{_number(spread.low)}-{_number(spread.high)}]"
 
@@ -112,7 +137,7 @@ def _number(value: float) -> str:
     return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
 
 
-def _verdict(item: Comparison) -> str:
+def _verdict(item: Comparison | Measurement) -> str:
     """met / missed on the medians; "not conclusive" when the repetitions disagree."""
     verdict = {True: "met", False: "missed", None: "—"}[item.met]
     return verdict if item.conclusive else f"{verdict}, not conclusive"
@@ -120,11 +145,17 @@ def _verdict(item: Comparison) -> str:
 
 def draw_chart(figure: FigureResult, path: Path) -> None:
     """Bars of each comparison's medians with min-max whiskers, every sample as a dot, and the
-    ratio with its verdict above each pair."""
-    count = len(figure.comparisons)
-    fig, axes = plt.subplots(1, count, figsize=(4.2 * count + 1, 4.6), squeeze=False)
-    for axis, item in zip(axes[0], figure.comparisons, strict=True):
+    ratio with its verdict above each pair; then the measurements, one panel per unit."""
+    groups = measurement_groups(figure.measurements)
+    count = len(figure.comparisons) + len(groups)
+    rows = max((len(group) for group in groups.values()), default=0)
+    height = max(4.6, 0.32 * rows + 1.6)
+    fig, axes = plt.subplots(1, count, figsize=(4.2 * count + 1, height), squeeze=False)
+    for axis, item in zip(axes[0], figure.comparisons, strict=False):
         _draw_comparison(axis, item)
+    panels = axes[0][len(figure.comparisons) :]
+    for axis, (metric, items) in zip(panels, groups.items(), strict=True):
+        _draw_measurements(axis, metric, items)
     fig.suptitle(f"Figure {figure.number}. {figure.title}", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -159,3 +190,30 @@ def _draw_comparison(axis: plt.Axes, item: Comparison) -> None:
         color=colour,
         fontsize=9,
     )
+
+
+def measurement_groups(measurements: Sequence[Measurement]) -> dict[str, list[Measurement]]:
+    """The measurements by unit, in the order their units first appear: one chart panel each."""
+    groups: dict[str, list[Measurement]] = {}
+    for item in measurements:
+        groups.setdefault(item.metric, []).append(item)
+    return groups
+
+
+def _draw_measurements(axis: plt.Axes, metric: str, items: Sequence[Measurement]) -> None:
+    """Horizontal bars of the medians with min-max whiskers, every sample as a dot, and each
+    limit as a dashed mark across its bar; a missed limit colours its bar red."""
+    for row, item in enumerate(items):
+        spread = item.spread
+        whiskers = [[spread.median - spread.low], [spread.high - spread.median]]
+        colour = MISSED_COLOUR if item.met is False else CANDIDATE_COLOUR
+        axis.barh(row, spread.median, height=0.6, color=colour, xerr=whiskers, capsize=3)
+        axis.scatter(item.samples, [row] * len(item.samples), color="black", s=8, zorder=3)
+        if item.limit is not None:
+            axis.vlines(item.limit.threshold, row - 0.4, row + 0.4, colors="black", linestyles="--")
+    axis.set_yticks(range(len(items)), [f"{item.name}, {item.label}" for item in items], fontsize=7)
+    axis.invert_yaxis()
+    axis.set_xlabel(metric)
+    axis.set_title(metric, fontsize=10)
+    axis.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
+    axis.margins(x=0.15)

@@ -3,8 +3,9 @@
 Every figure compares a candidate (streamjobs) with a baseline (hand-written PySpark, bare
 ``spark-submit``...) measured on the same machine in the same run, several times each. A
 ``Comparison`` holds both sets of samples and the target on their ratio; a ``FigureResult`` holds a
-figure's comparisons and the Markdown that explains its method and details. ``bench.report``
-turns them into ``REPORT.md`` and charts without knowing which figure it draws.
+figure's comparisons and the Markdown that explains its method and details. A figure held to
+absolute bounds instead (figure 4: p99 < 50 ms) gives ``Measurement``s, each with its ``Limit``.
+``bench.report`` turns them into ``REPORT.md`` and charts without knowing which figure it draws.
 """
 
 from __future__ import annotations
@@ -31,17 +32,29 @@ class Spread:
 
 @dataclass(frozen=True)
 class Target:
-    """A bound on a comparison's ratio (candidate median / baseline median)."""
+    """A bound on a comparison: on its ratio (candidate median / baseline median) by default, or
+    on its difference (candidate median - baseline median, in the metric's unit)."""
 
     threshold: float
     at_least: bool = True
     """True: the ratio must be >= threshold (throughput); False: <= threshold (time, memory)."""
+    difference: bool = False
+    """True: the bound is on candidate - baseline ("at most 1 s more than the baseline")."""
 
-    def met(self, ratio: float) -> bool:
-        return ratio >= self.threshold if self.at_least else ratio <= self.threshold
+    def measure(self, candidate: float, baseline: float) -> float:
+        """What the bound applies to: candidate / baseline, or candidate - baseline."""
+        return candidate - baseline if self.difference else candidate / baseline
+
+    def met(self, value: float) -> bool:
+        return value >= self.threshold if self.at_least else value <= self.threshold
 
     def describe(self) -> str:
-        return f"{'≥' if self.at_least else '≤'} {self.threshold:g}"
+        sign = "≥" if self.at_least else "≤"
+        return (
+            f"{sign} baseline {self.threshold:+g}"
+            if self.difference
+            else f"{sign} {self.threshold:g}"
+        )
 
 
 @dataclass(frozen=True)
@@ -76,16 +89,70 @@ class Comparison:
         return Spread.of([candidate / baseline for candidate, baseline in pairs])
 
     @property
+    def difference(self) -> float:
+        """Candidate median - baseline median, in the metric's unit."""
+        return self.candidate_spread.median - self.baseline_spread.median
+
+    @property
     def met(self) -> bool | None:
-        return None if self.target is None else self.target.met(self.ratio)
+        if self.target is None:
+            return None
+        medians = self.candidate_spread.median, self.baseline_spread.median
+        return self.target.met(self.target.measure(*medians))
 
     @property
     def conclusive(self) -> bool:
-        """Whether every repetition's own ratio falls on the same side of the target."""
+        """Whether every repetition's own ratio (or difference) falls on the same side of the
+        target."""
         if self.target is None:
             return True
-        spread = self.paired_ratios
-        return self.target.met(spread.low) == self.target.met(spread.high)
+        pairs = zip(self.candidate, self.baseline, strict=True)
+        verdicts = {self.target.met(self.target.measure(*pair)) for pair in pairs}
+        return len(verdicts) == 1
+
+
+@dataclass(frozen=True)
+class Limit:
+    """An absolute bound on a measurement's median, in the measurement's own unit: below
+    ``threshold`` ("p99 < 50 ms") by default, or at least ``threshold`` ("≥ 196 requests/s")."""
+
+    threshold: float
+    at_least: bool = False
+
+    def met(self, value: float) -> bool:
+        return value >= self.threshold if self.at_least else value < self.threshold
+
+    def describe(self, unit: str = "") -> str:
+        text = f"{'≥' if self.at_least else '<'} {self.threshold:g}"
+        return f"{text} {unit}".rstrip()
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One figure against an absolute limit rather than a baseline: its samples (one per
+    repetition) and, when it has one, the limit their median must keep."""
+
+    name: str
+    metric: str
+    label: str
+    """What was measured, e.g. "SQLite" or "(a) streamjobs"."""
+    samples: tuple[float, ...]
+    limit: Limit | None = None
+
+    @property
+    def spread(self) -> Spread:
+        return Spread.of(self.samples)
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.limit is None else self.limit.met(self.spread.median)
+
+    @property
+    def conclusive(self) -> bool:
+        """Whether every sample falls on the same side of the limit."""
+        if self.limit is None:
+            return True
+        return len({self.limit.met(sample) for sample in self.samples}) == 1
 
 
 @dataclass
@@ -99,6 +166,8 @@ class FigureResult:
     method: str
     details: str = ""
     notes: list[str] = field(default_factory=list)
+    measurements: list[Measurement] = field(default_factory=list)
+    """Figures held to absolute limits (figure 4's latencies, tick and memory)."""
 
     @property
     def chart_file(self) -> str:

@@ -23,7 +23,14 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as `python bench/run.py`: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import figure_throughput, throughput_report
+from bench import (
+    control_plane_report,
+    figure_memory,
+    figure_recovery,
+    figure_startup,
+    figure_throughput,
+    throughput_report,
+)
 from bench.machine import describe_machine
 from bench.report import write_report
 from bench.results import FigureResult
@@ -39,7 +46,13 @@ def throughput(quick: bool, work: Path) -> FigureResult:
     return throughput_report.figure_result(figure_throughput.run_figure(plan, work, log=_log))
 
 
-FIGURES: dict[int, Figure] = {1: throughput}
+FIGURES: dict[int, Figure] = {
+    1: throughput,
+    2: figure_startup.figure,
+    3: figure_recovery.figure,
+    4: control_plane_report.figure,
+    5: figure_memory.figure,
+}
 """Figure number -> what runs it; figures 2-5 (start-up, recovery, control plane, memory) slot
 in here with the same signature."""
 

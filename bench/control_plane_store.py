@@ -1,0 +1,324 @@
+"""Figure 4's store: jobs and finished applications seeded into it, and the supervisor's tick.
+
+``seed`` opens the store the server will use (SQLite or PostgreSQL, migrated) through
+streamjobs' own services: the admin and its token as ``admin bootstrap`` makes them, every job
+through ``JobService.create`` (each one validated and audited like an API create), then the
+finished applications in one bulk insert into the ``applications`` table — each a COMPLETED run
+with the job's resolved template as its snapshot, run numbers 1..n per job — and every job's
+status set to its latest application's, COMPLETED. The applications' attempts, events and
+progress are not seeded: none of the routes the figure measures reads them.
+
+``measure_ticks`` then times ``Supervisor.run_once`` the way tests/supervisor builds it (a fake
+launcher, a fake clock, no Spark REST API): every job gets a new application, the first tick
+submits their drivers, each driver reports once (a heartbeat, as the runner's first report),
+the next tick moves them to RUNNING, and the ticks after that — each observing every live
+application — are the ones timed. The fake launcher finds a driver by pid in a dict: the test
+one searches a list, which over 1,000 drivers would time the fake rather than the supervisor.
+"""
+
+from __future__ import annotations
+
+import cProfile
+import pstats
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+from uuid import uuid4
+
+from sqlalchemy import insert, update
+
+from streamjobs.domain.access import Actor, Principal
+from streamjobs.domain.clock import FakeClock
+from streamjobs.domain.manifest import Deployment
+from streamjobs.domain.spec import parse_manifest, resolved_template
+from streamjobs.launch.base import AttemptSpec, DriverHandle
+from streamjobs.launch.fake import FakeDriver, FakeLauncher
+from streamjobs.services.container import Services, open_services
+from streamjobs.settings import Settings
+from streamjobs.store.tables import ApplicationRow, JobRow
+from streamjobs.supervisor.attempts import AttemptFactory
+from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
+from streamjobs.supervisor.reconcile import Timing
+
+ADMIN = Actor(Principal("admin", is_admin=True), source="bench")
+JOB_PREFIX = "bench-job-"
+APPLICATION_MINUTES = 10
+"""How long each seeded application ran, and how far apart they started."""
+
+Log = Callable[[str], None]
+
+
+def job_name(index: int) -> str:
+    return f"{JOB_PREFIX}{index:05d}"
+
+
+def job_manifest(name: str) -> dict[str, Any]:
+    """A small pipeline job (rate -> SQL -> Parquet), the same for every job but its name, so a
+    load generator can apply any job's manifest back unchanged."""
+    return {
+        "apiVersion": "streamjobs.io/v1",
+        "kind": "StreamingJob",
+        "metadata": {
+            "name": name,
+            "description": "figure 4: one of many stored jobs",
+            "tags": {"team": "bench", "purpose": "control-plane"},
+        },
+        "spec": {
+            "application": {"type": "pipeline"},
+            "pipeline": {
+                "streaming": {"triggerMode": "ProcessingTime", "triggerDuration": "5 seconds"},
+                "inputs": [{"name": "ticks", "format": "rate", "options": {"rowsPerSecond": 10}}],
+                "steps": [
+                    {
+                        "sequence": [
+                            {"name": "evens", "sql": "SELECT * FROM ticks WHERE value % 2 = 0"}
+                        ]
+                    }
+                ],
+                "outputs": [{"name": "evens", "format": "parquet", "path": "/tmp/bench/evens"}],
+            },
+            "restartPolicy": {"type": "OnFailure"},
+        },
+    }
+
+
+@dataclass(frozen=True)
+class Seeded:
+    """What ``seed`` stored, and how long it took."""
+
+    names: list[str]
+    token: str
+    applications: int
+    jobs_seconds: float
+    applications_seconds: float
+
+
+def open_store(home: Path, database_url: str, clock: FakeClock | None = None) -> Services:
+    settings = Settings(home=home, database_url=database_url, supervisor=False)
+    if clock is None:
+        return open_services(settings)
+    return open_services(
+        settings, clock=clock, launchers={Deployment.SINGLE_NODE: IndexedFakeLauncher()}
+    )
+
+
+def seed(
+    home: Path, database_url: str, *, jobs: int, applications_per_job: int, log: Log
+) -> Seeded:
+    """Bootstrap the admin, create ``jobs`` jobs and ``applications_per_job`` finished
+    applications of each; the admin's token is also written to ``home/admin-token``."""
+    services = open_store(home, database_url)
+    try:
+        token = services.identity.bootstrap_admin().token
+        if token is None:
+            raise RuntimeError(f"the store at {database_url} already has an admin")
+        (home / "admin-token").write_text(token, encoding="utf-8")
+        names = [job_name(index) for index in range(jobs)]
+        started = time.monotonic()
+        for name in names:
+            services.jobs.create(job_manifest(name), actor=ADMIN)
+        jobs_seconds = time.monotonic() - started
+        log(f"figure 4: created {jobs:,} jobs in {jobs_seconds:.1f} s")
+        started = time.monotonic()
+        count = _insert_applications(services, names, applications_per_job)
+        applications_seconds = time.monotonic() - started
+        log(f"figure 4: stored {count:,} finished applications in {applications_seconds:.1f} s")
+    finally:
+        services.store.close()
+    return Seeded(names, token, count, jobs_seconds, applications_seconds)
+
+
+def _insert_applications(services: Services, names: list[str], per_job: int) -> int:
+    root = services.settings.resolved_checkpoint_root
+    now = datetime.now(UTC)
+    first = now - timedelta(minutes=APPLICATION_MINUTES * (len(names) * per_job + 1))
+    rows = []
+    with services.store.transaction() as repos:
+        manifests = {name: repos.jobs.get(name).manifest for name in names}
+    for job_index, name in enumerate(names):
+        job = parse_manifest(manifests[name], checkpoint_root=root)
+        snapshot = resolved_template(job, checkpoint_root=root)
+        for run in range(1, per_job + 1):
+            order = run * len(names) + job_index  # the jobs' runs interleave in time
+            created = first + timedelta(minutes=APPLICATION_MINUTES * order)
+            ended = created + timedelta(minutes=APPLICATION_MINUTES)
+            rows.append(_application_row(name, run, snapshot, created, ended))
+    with services.store.engine.begin() as connection:
+        connection.execute(insert(ApplicationRow.__table__), rows)
+        connection.execute(
+            update(JobRow.__table__).where(JobRow.name.in_(names)).values(status="COMPLETED")
+        )
+    return len(rows)
+
+
+def _application_row(
+    name: str, run: int, snapshot: dict[str, Any], created: datetime, ended: datetime
+) -> dict[str, Any]:
+    return {
+        "id": f"app-{uuid4().hex[:12]}",
+        "name": f"{name}-{run}",
+        "run_number": run,
+        "job_name": name,
+        "namespace": snapshot["metadata"].get("namespace", "default"),
+        "bundle": snapshot["spec"].get("bundle", "default"),
+        "tags": dict(snapshot["metadata"].get("tags") or {}),
+        "spec": snapshot,
+        "state": "COMPLETED",
+        "live_key": None,
+        "triggered_by": ADMIN.name,
+        "run_as": ADMIN.name,
+        "created_at": created,
+        "transition_time": ended,
+        "last_update_time": ended,
+        "submission_attempts": 1,
+        "execution_attempts": 1,
+        "restarts": 0,
+        "submission_failures": 0,
+        "execution_failures": 0,
+        "driver_state": "EXITED",
+        "executors_running": 0,
+        "executors_pending": 0,
+        "exit_code": 0,
+        "running_since": created,
+        "last_heartbeat_at": ended,
+        "latest": {"inputRowsPerSecond": 10.0, "processedRowsPerSecond": 10.0, "batchId": 119},
+        "version": 4,
+    }
+
+
+class IndexedFakeLauncher(FakeLauncher):
+    """``FakeLauncher`` with its drivers also indexed by pid, so that finding one is O(1)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._by_pid: dict[int, FakeDriver] = {}
+
+    def submit(self, attempt: AttemptSpec) -> DriverHandle:
+        handle = super().submit(attempt)
+        self._by_pid[handle.pid] = self.drivers[-1]
+        return handle
+
+    def _driver(self, handle: DriverHandle) -> FakeDriver:
+        return self._by_pid[handle.pid]
+
+
+@dataclass(frozen=True)
+class Ticks:
+    """How long the supervisor's ticks took over ``live`` running applications, in ms."""
+
+    live: int
+    runs_seconds: float
+    """Creating an application of every job (Run, through the service)."""
+    submit_ms: float
+    """The tick that submitted every driver."""
+    running_ms: float
+    """The tick that moved every reporting driver to RUNNING."""
+    steady_ms: tuple[float, ...]
+    """The timed ticks: nothing to do but observe every live application."""
+    profile: pstats.Stats
+    """cProfile of one more steady tick."""
+
+    @property
+    def median_ms(self) -> float:
+        return statistics.median(self.steady_ms)
+
+
+def measure_ticks(
+    home: Path, database_url: str, names: list[str], *, ticks: int, log: Log
+) -> Ticks:
+    """Run every named job and time the supervisor's ticks once all of them are RUNNING."""
+    clock = FakeClock(datetime.now(UTC))
+    services = open_store(home, database_url, clock)
+    try:
+        launcher = services.launchers[Deployment.SINGLE_NODE]
+        assert isinstance(launcher, IndexedFakeLauncher)
+        supervisor = _supervisor(services, clock)
+        started = time.monotonic()
+        for name in names:
+            services.applications.run(name, actor=ADMIN)
+        runs_seconds = time.monotonic() - started
+        with _timed() as submit:
+            supervisor.run_once()
+        if len(launcher.live) != len(names):
+            raise RuntimeError(f"{len(launcher.live)} drivers started for {len(names)} jobs")
+        for driver in launcher.drivers:
+            attempt = driver.attempt
+            assert attempt.report_token is not None
+            heartbeat = [{"sequence": 0, "type": "heartbeat"}]
+            services.reports.receive(attempt.application_id, attempt.report_token, heartbeat)
+        clock.advance(1)
+        with _timed() as running:
+            supervisor.run_once()
+        _check_running(services, len(names))
+        steady = []
+        for _ in range(ticks):
+            clock.advance(1)
+            with _timed() as tick:
+                actions = supervisor.run_once()
+            if actions:
+                raise RuntimeError(f"a steady tick acted: {actions[:3]}")
+            steady.append(tick())
+        clock.advance(1)
+        profiler = cProfile.Profile()
+        profiler.runcall(supervisor.run_once)
+        log(
+            f"figure 4: tick over {len(names):,} live applications: "
+            f"{', '.join(f'{ms:.0f}' for ms in steady)} ms (submitting them: {submit():.0f} ms)"
+        )
+        return Ticks(
+            live=len(names),
+            runs_seconds=runs_seconds,
+            submit_ms=submit(),
+            running_ms=running(),
+            steady_ms=tuple(steady),
+            profile=pstats.Stats(profiler),
+        )
+    finally:
+        services.store.close()
+
+
+def _supervisor(services: Services, clock: FakeClock) -> Supervisor:
+    settings = services.settings
+    return Supervisor(
+        store=services.store,
+        launchers=services.launchers,
+        attempts=AttemptFactory(
+            store=services.store,
+            apps_directory=settings.apps_directory,
+            public_url="http://127.0.0.1:1",
+            environment={},
+        ),
+        clock=clock,
+        config=SupervisorConfig(
+            timing=Timing(
+                heartbeat_timeout=settings.heartbeat_timeout_seconds,
+                stop_timeout=settings.stop_timeout_seconds,
+                abort_grace=settings.abort_grace_seconds,
+            )
+        ),
+        executor_reader=lambda handle: None,
+    )
+
+
+def _check_running(services: Services, expected: int) -> None:
+    with services.store.transaction() as repos:
+        states = [application.state for application in repos.applications.supervised()]
+    running = sum(1 for state in states if state == "RUNNING")
+    if running != expected:
+        raise RuntimeError(f"{running} of {expected} applications RUNNING: {set(states)}")
+
+
+@contextmanager
+def _timed() -> Iterator[Callable[[], float]]:
+    """``with _timed() as took:`` ... ``took()`` is the block's wall time in ms."""
+    elapsed: list[float] = []
+    started = time.perf_counter()
+    try:
+        yield lambda: elapsed[0]
+    finally:
+        elapsed.append((time.perf_counter() - started) * 1000)

@@ -1,0 +1,205 @@
+"""An open-loop HTTP load generator for figure 4, run in its own process against a real server.
+
+    python -m bench.load_generator --url http://127.0.0.1:8040 --token-file home/admin-token \\
+        --jobs-file jobs.json --rate 200 --seconds 20 --warmup-seconds 3 --output load.json
+
+Requests start on a fixed schedule (request i at ``i / rate`` seconds), whether or not earlier
+ones have been answered, so a slow server builds a queue instead of slowing the load down. They
+go round the routes in turn, each to a job drawn at random (seeded) from ``jobs.json``
+(``{"names": [...], "manifest": {...}}``; a job's manifest is that one with its name), over
+keep-alive connections (at most ``--connections`` at once) of one ``httpx.AsyncClient``.
+
+Requests still unanswered ``--drain-seconds`` after the last one was due are given up (a server
+that cannot keep the rate would otherwise make the run last as long as its backlog): they are
+recorded with status 0 and the time they were given up at.
+
+The output is JSON: the plan and, for every request after the warm-up, ``[route, scheduled,
+started, ended, status]`` with times in seconds from the start of the measured part (status 0: no
+response). ``bench.latency`` sums it up. This module needs only httpx and the standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import copy
+import json
+import random
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+LIST_JOBS = "list jobs"
+GET_JOB = "get job"
+JOB_APPLICATIONS = "list a job's applications"
+ALL_APPLICATIONS = "list all applications"
+APPLY = "apply (unchanged)"
+ROUTES = (LIST_JOBS, GET_JOB, JOB_APPLICATIONS, ALL_APPLICATIONS, APPLY)
+"""Every route the generator sends to, in its round-robin order."""
+PAGE = 50
+
+Call = tuple[str, str, str, bytes | None]
+"""(route, method, path, JSON body)."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    url: str
+    token: str
+    names: list[str]
+    manifest: dict[str, Any]
+    rate: float
+    seconds: float
+    warmup_seconds: float
+    connections: int
+    seed: int
+    drain_seconds: float = 5.0
+
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[Plan, Path]:
+    parser = argparse.ArgumentParser(prog="python -m bench.load_generator", description=__doc__)
+    parser.add_argument("--url", required=True, help="the server, e.g. http://127.0.0.1:8040")
+    parser.add_argument("--token-file", type=Path, required=True)
+    parser.add_argument("--jobs-file", type=Path, required=True)
+    parser.add_argument("--rate", type=float, required=True, help="requests per second")
+    parser.add_argument("--seconds", type=float, required=True, help="measured seconds")
+    parser.add_argument("--warmup-seconds", type=float, default=2.0, help="not recorded")
+    parser.add_argument("--connections", type=int, default=32, help="at most this many at once")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--drain-seconds", type=float, default=5.0, help="then unanswered requests are given up"
+    )
+    parser.add_argument("--output", type=Path, required=True)
+    args = parser.parse_args(argv)
+    jobs = json.loads(args.jobs_file.read_text(encoding="utf-8"))
+    plan = Plan(
+        url=args.url,
+        token=args.token_file.read_text(encoding="utf-8").strip(),
+        names=list(jobs["names"]),
+        manifest=jobs["manifest"],
+        rate=args.rate,
+        seconds=args.seconds,
+        warmup_seconds=args.warmup_seconds,
+        connections=args.connections,
+        seed=args.seed,
+        drain_seconds=args.drain_seconds,
+    )
+    return plan, args.output
+
+
+def calls(plan: Plan) -> list[Call]:
+    """Every request of the run (warm-up included), in order: the routes in turn, random jobs."""
+    chosen = random.Random(plan.seed)
+    bodies: dict[str, bytes] = {}
+
+    def body(name: str) -> bytes:
+        if name not in bodies:
+            manifest = copy.deepcopy(plan.manifest)
+            manifest["metadata"]["name"] = name
+            bodies[name] = json.dumps(manifest).encode()
+        return bodies[name]
+
+    makers: dict[str, Callable[[str], Call]] = {
+        LIST_JOBS: lambda _: (LIST_JOBS, "GET", f"/api/v1/jobs?limit={PAGE}", None),
+        GET_JOB: lambda name: (GET_JOB, "GET", f"/api/v1/jobs/{name}", None),
+        JOB_APPLICATIONS: lambda name: (
+            JOB_APPLICATIONS,
+            "GET",
+            f"/api/v1/jobs/{name}/applications?limit={PAGE}",
+            None,
+        ),
+        ALL_APPLICATIONS: lambda _: (
+            ALL_APPLICATIONS,
+            "GET",
+            f"/api/v1/applications?limit={PAGE}",
+            None,
+        ),
+        APPLY: lambda name: (APPLY, "PUT", f"/api/v1/jobs/{name}", body(name)),
+    }
+    total = round((plan.warmup_seconds + plan.seconds) * plan.rate)
+    return [makers[ROUTES[i % len(ROUTES)]](chosen.choice(plan.names)) for i in range(total)]
+
+
+async def run(plan: Plan) -> list[list[Any]]:
+    """Send every call on schedule; the measured ones as ``[route, scheduled, started, ended,
+    status]``, times from the end of the warm-up. Those unanswered ``drain_seconds`` after the
+    last was due get status 0, ended when they were given up."""
+    limits = httpx.Limits(
+        max_connections=plan.connections, max_keepalive_connections=plan.connections
+    )
+    headers = {"Authorization": f"Bearer {plan.token}", "Content-Type": "application/json"}
+    loop = asyncio.get_running_loop()
+    async with httpx.AsyncClient(
+        base_url=plan.url, headers=headers, limits=limits, timeout=30
+    ) as client:
+        await client.get("/healthz")
+        start = loop.time() + 0.05
+        measured_from = start + plan.warmup_seconds
+        records: list[list[Any]] = []
+        tasks = []
+        for index, call in enumerate(calls(plan)):
+            scheduled = start + index / plan.rate
+            delay = scheduled - loop.time()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            record: list[Any] = [call[0], scheduled, None, None, 0]
+            records.append(record)
+            tasks.append(asyncio.create_task(_send(client, call, record)))
+        _, pending = await asyncio.wait(tasks, timeout=plan.drain_seconds)
+        given_up = loop.time()
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+    for record in records:
+        if record[3] is None:  # given up (or never started)
+            record[2] = record[2] if record[2] is not None else given_up
+            record[3], record[4] = given_up, 0
+    return [
+        [route, scheduled - measured_from, started - measured_from, ended - measured_from, status]
+        for route, scheduled, started, ended, status in records
+        if scheduled >= measured_from
+    ]
+
+
+async def _send(client: httpx.AsyncClient, call: Call, record: list[Any]) -> None:
+    """Send ``call``; fill ``record``'s start, end and status (0: no response)."""
+    _, method, path, body = call
+    loop = asyncio.get_running_loop()
+    record[2] = loop.time()
+    try:
+        response = await client.request(method, path, content=body)
+        record[4] = response.status_code
+    except httpx.HTTPError:
+        record[4] = 0
+    record[3] = loop.time()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    plan, output = parse_args(argv)
+    began = time.monotonic()
+    records = asyncio.run(run(plan))
+    document = {
+        "rate": plan.rate,
+        "seconds": plan.seconds,
+        "warmupSeconds": plan.warmup_seconds,
+        "connections": plan.connections,
+        "routes": list(ROUTES),
+        "requests": records,
+    }
+    output.write_text(json.dumps(document), encoding="utf-8")
+    failed = sum(1 for record in records if not 200 <= record[4] < 300)
+    print(
+        f"load generator: {len(records)} requests measured ({failed} failed) in "
+        f"{time.monotonic() - began:.1f} s, warm-up included",
+        flush=True,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
