@@ -291,7 +291,7 @@ def _supervisor(services: Services, clock: FakeClock) -> Supervisor:
             store=services.store,
             apps_directory=settings.apps_directory,
             public_url="http://127.0.0.1:1",
-            environment={},
+            secrets=services.secrets,
         ),
         clock=clock,
         config=SupervisorConfig(

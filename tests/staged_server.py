@@ -61,7 +61,7 @@ def stage(tmp_path: Path) -> Iterator[Stage]:
             store=services.store,
             apps_directory=settings.apps_directory,
             public_url="http://127.0.0.1:1",
-            environment={},
+            secrets=services.secrets,
         ),
         clock=clock,
         config=SupervisorConfig(timing=Timing()),

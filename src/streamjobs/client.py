@@ -15,6 +15,7 @@ DEFAULT_SERVER = "http://127.0.0.1:8040"
 JOBS = "/api/v1/jobs"
 CONNECTIONS = "/api/v1/connections"
 APPLICATIONS = "/api/v1/applications"
+BUNDLES = "/api/v1/bundles"
 
 
 class ClientError(Exception):
@@ -99,6 +100,19 @@ class StreamjobsClient:
     def delete_connection(self, name: str) -> None:
         self._request("DELETE", _path(CONNECTIONS, name))
 
+    def put_secret(self, bundle: str, name: str, value: str) -> tuple[str, dict[str, Any]]:
+        """Create the bundle's secret or replace its value: (created|replaced, secret without
+        its value)."""
+        answer = self._json("PUT", _secret_path(bundle, name), json={"value": value})
+        return answer["result"], answer["secret"]
+
+    def list_secrets(self, bundle: str) -> dict[str, Any]:
+        """The bundle's secrets: names and metadata, never values."""
+        return self._json("GET", _path(BUNDLES, bundle) + "/secrets")
+
+    def delete_secret(self, bundle: str, name: str) -> None:
+        self._request("DELETE", _secret_path(bundle, name))
+
     def run_job(self, name: str) -> dict[str, Any]:
         return self._json("POST", _path(JOBS, name) + "/run")
 
@@ -158,6 +172,10 @@ class StreamjobsClient:
 
 def _path(collection: str, name: str) -> str:
     return f"{collection}/{quote(name, safe='')}"
+
+
+def _secret_path(bundle: str, name: str) -> str:
+    return _path(_path(BUNDLES, bundle) + "/secrets", name)
 
 
 def _error_from(response: httpx.Response) -> ClientError:

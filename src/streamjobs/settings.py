@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import Field
+from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -66,6 +66,11 @@ class Settings(BaseSettings):
     progress_kept: int = Field(
         default=200, ge=1, description="How many progress reports are kept per application."
     )
+    secret_key: SecretStr | None = Field(
+        default=None,
+        description="The key that encrypts stored secrets: the urlsafe base64 of 32 random "
+        "bytes. Default: the key file secret.key under home, created on first start (mode 600).",
+    )
 
     @property
     def resolved_home(self) -> Path:
@@ -96,6 +101,11 @@ class Settings(BaseSettings):
     def session_key_file(self) -> Path:
         """The key that signs web UI session cookies, created on first start (mode 600)."""
         return self.resolved_home / "session-key"
+
+    @property
+    def secret_key_file(self) -> Path:
+        """The key that encrypts stored secrets when ``secret_key`` is not given."""
+        return self.resolved_home / "secret.key"
 
     @property
     def admin_token_file(self) -> Path:

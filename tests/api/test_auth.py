@@ -68,9 +68,8 @@ def test_a_revoked_token_is_401(running_server: RunningServer, anonymous: httpx.
     token = services.identity.issue_token("admin", "to-revoke", actor=BOOTSTRAP_ACTOR)
     headers = {"Authorization": f"Bearer {token}"}
     assert anonymous.get("/api/v1/jobs", headers=headers).status_code == 200
-    with services.store.transaction() as repos:
-        record = next(t for t in repos.tokens.list_for_user("admin") if t.name == "to-revoke")
-        repos.tokens.revoke(record.id, services.clock.now())
+    record = next(t for t in services.identity.list_tokens("admin") if t.name == "to-revoke")
+    services.identity.revoke_token("admin", record.id, actor=BOOTSTRAP_ACTOR)
     problem_of(anonymous.get("/api/v1/jobs", headers=headers), 401)
 
 

@@ -33,6 +33,7 @@ PAGES = [
     ("application-events", "/applications/{app}", "Events"),
     ("application-template", "/applications/{app}", "Template JSON"),
     ("tokens", "/settings/tokens", None),
+    ("secrets", "/settings/secrets", None),
 ]
 
 

@@ -24,6 +24,7 @@ PAGES = [
     "/jobs/some-job/template",
     "/applications/some-application",
     "/settings/tokens",
+    "/settings/secrets",
 ]
 
 

@@ -77,6 +77,7 @@ def test_an_added_application_reads_back_whole_at_version_1(
     )
     with store.transaction() as repos:
         application = repos.applications.get(added.id)
+        spec = repos.applications.spec(added.id)
     assert application == added
     assert re.fullmatch(r"app-[0-9a-f]{12}", application.id)
     assert (application.name, application.run_number, application.job_name) == (
@@ -85,7 +86,7 @@ def test_an_added_application_reads_back_whole_at_version_1(
         "orders",
     )
     assert (application.namespace, application.bundle) == ("sales", "default")
-    assert (application.tags, application.spec) == ({"team": "payments"}, SPEC)
+    assert (application.tags, spec) == ({"team": "payments"}, SPEC)
     assert (application.state, application.version) == (AppState.STARTING, 1)
     assert (application.triggered_by, application.run_as) == ("alice", "alice")
     assert application.created_at == application.transition_time == clock.now()

@@ -56,6 +56,7 @@ def world(database_url: str, tmp_path: Path) -> World:
     launcher = FakeLauncher()
     settings = Settings(home=tmp_path / "home", database_url=database_url)
     services = open_services(settings, clock=clock, launchers={Deployment.SINGLE_NODE: launcher})
+    services.secrets.put("default", "api-key", "s3cret", actor=ALICE)
     supervisor = Supervisor(
         store=services.store,
         launchers=services.launchers,
@@ -63,7 +64,7 @@ def world(database_url: str, tmp_path: Path) -> World:
             store=services.store,
             apps_directory=settings.apps_directory,
             public_url="http://127.0.0.1:1",
-            environment={"STREAMJOBS_SECRET_API_KEY": "s3cret"},
+            secrets=services.secrets,
         ),
         clock=clock,
         config=SupervisorConfig(timing=Timing(heartbeat_timeout=60, abort_grace=10)),

@@ -115,7 +115,7 @@ def test_spent_retries_suspend_and_resume_continues_with_the_edited_job(world: W
     )
     resumed = world.services.applications.resume("ticks", actor=ALICE)
     assert resumed.state is AppState.STARTING
-    assert resumed.spec["metadata"]["description"] == "fixed"
+    assert world.services.applications.template(resumed.id)["metadata"]["description"] == "fixed"
     world.tick()
     assert len(world.launcher.drivers) == 2
     assert world.launcher.drivers[-1].attempt.attempt == 2
@@ -199,7 +199,8 @@ def test_editing_the_job_does_not_change_a_running_application(world: World) -> 
     world.services.jobs.update(
         "ticks", {"metadata": {"description": "later"}}, actor=ALICE, expected_version=None
     )
-    assert world.app(application_id).spec["metadata"].get("description") is None
+    template = world.services.applications.template(application_id)
+    assert template["metadata"].get("description") is None
 
 
 def test_a_job_with_a_live_application_cannot_be_deleted(world: World) -> None:

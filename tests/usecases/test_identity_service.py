@@ -7,7 +7,7 @@ import pytest
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import InvalidInput, NotFound, Unauthenticated
 from streamjobs.services.container import Services
-from streamjobs.services.identity import BOOTSTRAP_ACTOR, token_digest
+from streamjobs.services.identity import BOOTSTRAP_ACTOR, TOKEN_RECHECK, token_digest
 
 
 def test_bootstrap_creates_the_admin_once(services: Services) -> None:
@@ -35,6 +35,44 @@ def test_a_token_expires(services: Services, clock: FakeClock) -> None:
     )
     assert services.identity.authenticate(token).name == "admin"
     clock.advance(3600)
+    with pytest.raises(Unauthenticated, match="expired"):
+        services.identity.authenticate(token)
+
+
+def test_a_revoked_token_is_refused_at_once_though_just_believed(services: Services) -> None:
+    services.identity.bootstrap_admin()
+    token = services.identity.issue_token("admin", "ci", actor=BOOTSTRAP_ACTOR)
+    assert services.identity.authenticate(token).name == "admin"
+    (issued,) = [t for t in services.identity.list_tokens("admin") if t.name == "ci"]
+    services.identity.revoke_token("admin", issued.id, actor=BOOTSTRAP_ACTOR)
+    with pytest.raises(Unauthenticated, match="not valid"):
+        services.identity.authenticate(token)
+
+
+def test_a_revocation_by_another_server_is_seen_after_the_recheck_time(
+    services: Services, clock: FakeClock
+) -> None:
+    services.identity.bootstrap_admin()
+    token = services.identity.issue_token("admin", "ci", actor=BOOTSTRAP_ACTOR)
+    services.identity.authenticate(token)
+    with services.store.transaction() as repos:
+        record = repos.tokens.find_by_hash(token_digest(token))
+        assert record is not None
+        repos.tokens.revoke(record.id, clock.now())
+    assert services.identity.authenticate(token).name == "admin"
+    clock.advance(TOKEN_RECHECK.total_seconds())
+    with pytest.raises(Unauthenticated, match="not valid"):
+        services.identity.authenticate(token)
+
+
+def test_a_believed_token_still_expires_on_time(services: Services, clock: FakeClock) -> None:
+    services.identity.bootstrap_admin()
+    expires_at = clock.now() + TOKEN_RECHECK / 2
+    token = services.identity.issue_token(
+        "admin", "short", actor=BOOTSTRAP_ACTOR, expires_at=expires_at
+    )
+    services.identity.authenticate(token)
+    clock.advance((TOKEN_RECHECK / 2).total_seconds())
     with pytest.raises(Unauthenticated, match="expired"):
         services.identity.authenticate(token)
 

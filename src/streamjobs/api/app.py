@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 
 from streamjobs import __version__
-from streamjobs.api import applications, connections, jobs
+from streamjobs.api import applications, connections, jobs, secrets
 from streamjobs.api.auth import require_actor
 from streamjobs.api.errors import install_error_handlers
 from streamjobs.domain.connections import connection_json_schema
@@ -54,6 +54,7 @@ def create_app(*, services: Services) -> FastAPI:
     app.include_router(meta)
     app.include_router(jobs.router, dependencies=[Depends(require_actor)])
     app.include_router(connections.router, dependencies=[Depends(require_actor)])
+    app.include_router(secrets.router, dependencies=[Depends(require_actor)])
     app.include_router(applications.jobs_router, dependencies=[Depends(require_actor)])
     app.include_router(applications.router, dependencies=[Depends(require_actor)])
     app.include_router(applications.reports_router)

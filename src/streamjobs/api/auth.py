@@ -8,6 +8,7 @@ the session's CSRF token in ``X-CSRF-Token``, so another site cannot make the br
 from __future__ import annotations
 
 from fastapi import Request
+from starlette.concurrency import run_in_threadpool
 
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import Unauthenticated
@@ -20,8 +21,12 @@ def services_of(request: Request) -> Services:
     return services
 
 
-def require_actor(request: Request) -> Actor:
-    """The authenticated caller of this request, or 401."""
+async def require_actor(request: Request) -> Actor:
+    """The authenticated caller of this request, or 401.
+
+    Asynchronous, so that a token believed recently (``IdentityService.believed``) costs no trip
+    through the thread pool; whatever reads the store runs there.
+    """
     source = request.client.host if request.client else None
     header = request.headers.get("authorization")
     if not header:
@@ -30,10 +35,13 @@ def require_actor(request: Request) -> Actor:
             raise Unauthenticated("this route needs an 'Authorization: Bearer <token>' header")
         if request.method not in SAFE_METHODS:
             check_csrf(request, session, None)
-        principal = services_of(request).identity.principal(session.user)
+        principal = await run_in_threadpool(services_of(request).identity.principal, session.user)
         return Actor(principal=principal, source=source)
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("the Authorization header must be 'Bearer <token>'")
-    principal = services_of(request).identity.authenticate(token.strip())
+    identity = services_of(request).identity
+    principal = identity.believed(token.strip()) or await run_in_threadpool(
+        identity.authenticate, token.strip()
+    )
     return Actor(principal=principal, source=source)

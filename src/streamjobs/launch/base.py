@@ -33,7 +33,9 @@ class AttemptSpec:
 
     ``job`` is the application's immutable snapshot of the job, its checkpoint location
     already resolved. ``secrets`` maps environment variable names to secret values: they reach
-    the driver through its environment only, never its command line or a file others can read.
+    the driver through its environment only. ``spark_conf_secrets`` maps Spark settings to secret
+    values: they reach spark-submit in a properties file only the server's user can read. Neither
+    is ever on a command line.
     """
 
     application_id: str
@@ -46,6 +48,7 @@ class AttemptSpec:
     """Standard deployments only."""
     connections: Sequence[Connection] = ()
     secrets: Mapping[str, str] = field(default_factory=dict)
+    spark_conf_secrets: Mapping[str, str] = field(default_factory=dict)
     report_url: str | None = None
     """Where a pipeline's runner posts its events (with ``report_token``)."""
     report_token: str | None = None

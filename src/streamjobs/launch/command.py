@@ -5,12 +5,15 @@ Everything here is a pure function of the ``AttemptSpec`` and a few facts about 
 launchers write the files it refers to (``attempt_files``) and start it.
 
 Secret values never appear in the command line, which every user of the machine can read in
-the process list: they go into the driver's environment only.
+the process list: ``envSecrets`` and connections' secrets go into the driver's environment, and
+``sparkConfSecrets`` into a properties file of mode 600 that spark-submit reads
+(``--properties-file``) and turns into the driver JVM's Spark settings.
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,7 +24,7 @@ from urllib.parse import unquote
 import yaml
 
 from streamjobs.domain.manifest import ApplicationType, Deployment, StreamingJob
-from streamjobs.domain.spark_conf import session_conf
+from streamjobs.domain.spark_conf import REDACTION_REGEX, session_conf
 from streamjobs.launch.base import AttemptSpec, LaunchFailed, NodeSize
 
 MANIFEST_FILE = "job.yaml"
@@ -31,6 +34,16 @@ STOP_FILE = "stop"
 EXIT_CODE_FILE = "exit-code"
 STDOUT_FILE = "stdout.log"
 STDERR_FILE = "stderr.log"
+SECRET_CONF_FILE = "secret-conf.properties"
+REDACTION_SETTING = "spark.redaction.regex"
+"""What Spark masks in its UI and logs; the keys of ``sparkConfSecrets`` are added to it."""
+
+COMMAND_LINE_SETTINGS = re.compile(
+    r"spark\.(driver|executor)\.(extra|default)(JavaOptions|ClassPath|LibraryPath)"
+    r"|spark\.driver\.memory"
+)
+"""Settings spark-submit (or a standalone worker) copies onto a JVM's command line, so a secret
+there would show in the process list."""
 
 SPARK_INTERNAL = "spark-internal"
 """A jvm job's main application file when its class is on Spark's own classpath."""
@@ -118,6 +131,10 @@ def spark_submit_command(
         argv += ["--py-files", ",".join(dependencies.py_files)]
     for key, value in spark_settings(attempt, master=master, ui_port=ui_port, toolchain=toolchain):
         argv += ["--conf", f"{key}={value}"]
+    if attempt.spark_conf_secrets:
+        check_secret_settings(attempt)
+        argv += ["--properties-file", str(attempt.directory / SECRET_CONF_FILE)]
+        argv += ["--load-spark-defaults"]
     argv += application_arguments(attempt, toolchain=toolchain)
     return DriverCommand(
         argv=tuple(argv),
@@ -147,6 +164,9 @@ def spark_settings(
             cores=attempt.driver.cores if single_node else None,
         )
     )
+    if attempt.spark_conf_secrets:
+        keys = "|".join(re.escape(key) for key in attempt.spark_conf_secrets)
+        settings[REDACTION_SETTING] = f"{settings.get(REDACTION_SETTING, REDACTION_REGEX)}|{keys}"
     settings.update(
         {
             "spark.driver.cores": str(attempt.driver.cores),
@@ -159,6 +179,44 @@ def spark_settings(
     if not single_node:
         settings.update(executor_settings(attempt))
     return list(settings.items())
+
+
+def check_secret_settings(attempt: AttemptSpec) -> None:
+    """``LaunchFailed`` for a ``sparkConfSecrets`` setting that would end up on a command line."""
+    for key in attempt.spark_conf_secrets:
+        if COMMAND_LINE_SETTINGS.fullmatch(key):
+            raise LaunchFailed(
+                f'spec.configuration.sparkConfSecrets["{key}"]: Spark puts this setting on the '
+                "JVM's command line, which every user of the machine can read; it cannot take "
+                "a secret"
+            )
+
+
+def secret_properties(settings: Mapping[str, str]) -> str:
+    """``settings`` as a Java properties file, every character escaped so it reads back as is
+    (Spark then trims whitespace at both ends of each value)."""
+    lines = [
+        "# Spark settings from secrets, for spark-submit only; do not copy or log this file.\n"
+    ]
+    for key, value in settings.items():
+        lines.append(f"{_properties_escaped(key)}={_properties_escaped(value)}\n")
+    return "".join(lines)
+
+
+def _properties_escaped(text: str) -> str:
+    escaped = []
+    for character in text:
+        code = ord(character)
+        if character in "\\=:#! ":
+            escaped.append("\\" + character)
+        elif 0x20 < code < 0x7F:
+            escaped.append(character)
+        elif code > 0xFFFF:
+            code -= 0x10000
+            escaped.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            escaped.append(f"\\u{code:04x}")
+    return "".join(escaped)
 
 
 def executor_settings(attempt: AttemptSpec) -> dict[str, str]:
@@ -290,6 +348,17 @@ def wrapped(command: DriverCommand, *, python: str, exit_code_file: Path) -> tup
         "--",
         *command.argv,
     )
+
+
+def private_files(attempt: AttemptSpec) -> dict[str, str]:
+    """The files of the attempt directory that hold secrets, by name, for only the server's user
+    (and so the driver) to read: the report token, the Spark settings from secrets."""
+    files = {}
+    if attempt.report_url and attempt.report_token:
+        files[REPORT_TOKEN_FILE] = attempt.report_token
+    if attempt.spark_conf_secrets:
+        files[SECRET_CONF_FILE] = secret_properties(attempt.spark_conf_secrets)
+    return files
 
 
 def attempt_files(attempt: AttemptSpec) -> dict[str, str]:

@@ -34,13 +34,14 @@ from streamjobs.launch.base import (
 from streamjobs.launch.command import (
     EXIT_CODE_FILE,
     MANIFEST_FILE,
-    REPORT_TOKEN_FILE,
+    SECRET_CONF_FILE,
     STDERR_FILE,
     STDOUT_FILE,
     STOP_FILE,
     Toolchain,
     attempt_files,
     paths_to_check,
+    private_files,
     spark_submit_command,
     wrapped,
 )
@@ -186,12 +187,12 @@ def _prepare_directory(attempt: AttemptSpec) -> None:
     """The attempt directory with the driver's files, and none left from an earlier start."""
     directory = attempt.directory
     directory.mkdir(parents=True, exist_ok=True)
-    for stale in (EXIT_CODE_FILE, STOP_FILE):
+    for stale in (EXIT_CODE_FILE, STOP_FILE, SECRET_CONF_FILE):
         (directory / stale).unlink(missing_ok=True)
     for name, content in attempt_files(attempt).items():
         (directory / name).write_text(content, encoding="utf-8")
-    if attempt.report_url and attempt.report_token:
-        _write_private(directory / REPORT_TOKEN_FILE, attempt.report_token)
+    for name, content in private_files(attempt).items():
+        _write_private(directory / name, content)
 
 
 def _write_private(path: Path, content: str) -> None:

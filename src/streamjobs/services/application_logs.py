@@ -87,14 +87,14 @@ class ApplicationLogs:
         self, application_id: str, attempt: int | None
     ) -> tuple[AttemptRecord, dict[str, Path]]:
         with self._store.transaction() as repos:
-            application = repos.applications.get(application_id)
+            spec = repos.applications.spec(application_id)
             attempts = repos.applications.attempts(application_id)
         chosen = [a for a in attempts if attempt is None or a.number == attempt]
         if not chosen:
             what = f"attempt {attempt} of {application_id}" if attempt else application_id
             raise NotFound("application attempt", what)
         record = chosen[-1]
-        deployment = Deployment(application.spec["spec"]["instance"]["deployment"])
+        deployment = Deployment(spec["spec"]["instance"]["deployment"])
         launcher = self._launchers.get(deployment)
         if launcher is None:
             return record, {}

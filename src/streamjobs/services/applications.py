@@ -169,7 +169,7 @@ class ApplicationService:
     def template(self, application_id: str) -> dict[str, Any]:
         """The job exactly as this application runs it (its immutable snapshot)."""
         with self._store.transaction() as repos:
-            return dict(repos.applications.get(application_id).spec)
+            return repos.applications.spec(application_id)
 
     def _snapshot(self, manifest: dict[str, Any]) -> dict[str, Any]:
         job = parse_manifest(manifest, checkpoint_root=self._checkpoint_root)

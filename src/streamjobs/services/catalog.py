@@ -26,6 +26,12 @@ class CatalogChoices:
         return self.namespaces[0] if len(self.namespaces) == 1 else None
 
 
+def bundle_names(store: Store) -> list[str]:
+    """Every resource bundle's name, in order."""
+    with store.transaction() as repos:
+        return [bundle.name for bundle in repos.bundles.list()]
+
+
 def catalog_choices(store: Store) -> CatalogChoices:
     """The bundles and node types (smallest first) that exist, and the namespaces in use."""
     with store.transaction() as repos:

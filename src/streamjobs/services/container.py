@@ -18,10 +18,13 @@ from streamjobs.services.connections import ConnectionService
 from streamjobs.services.identity import IdentityService
 from streamjobs.services.jobs import JobService
 from streamjobs.services.reports import ReportService
+from streamjobs.services.secret_box import SecretBox, load_key
+from streamjobs.services.secrets import SecretService
 from streamjobs.settings import Settings
 from streamjobs.store.db import Store, create_engine_for, migrate
 
 SECRET_PREFIX = "STREAMJOBS_SECRET_"
+"""Server variables no driver inherits: the secret key, and any other ``STREAMJOBS_SECRET_*``."""
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,7 @@ class Services:
     applications: ApplicationService
     reports: ReportService
     logs: ApplicationLogs
+    secrets: SecretService
 
 
 def open_services(
@@ -49,6 +53,8 @@ def open_services(
     """Open (and migrate) the store named by the settings and build the services over it."""
     clock = clock or SystemClock()
     settings.resolved_home.mkdir(parents=True, exist_ok=True)
+    configured_key = settings.secret_key.get_secret_value() if settings.secret_key else None
+    box = SecretBox(load_key(configured=configured_key, key_file=settings.secret_key_file))
     engine = create_engine_for(settings.resolved_database_url)
     migrate(engine)
     store = Store(engine)
@@ -65,6 +71,7 @@ def open_services(
         applications=ApplicationService(store=store, clock=clock, checkpoint_root=checkpoint_root),
         reports=ReportService(store=store, clock=clock, keep_last=settings.progress_kept),
         logs=ApplicationLogs(store=store, launchers=launchers),
+        secrets=SecretService(store=store, clock=clock, box=box),
     )
 
 

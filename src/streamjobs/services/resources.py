@@ -7,7 +7,6 @@ transaction that makes it; and clients see a stored manifest with the metadata t
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -70,8 +69,9 @@ def stored_form(manifest: BaseModel) -> dict[str, Any]:
 def with_server_metadata(record: StoredRecord) -> dict[str, Any]:
     """The stored manifest with the metadata the server owns (``uid``, ``resourceVersion``, …),
     which ``split_server_fields`` drops again when the document is applied back."""
-    document = copy.deepcopy(record.manifest)
-    document["metadata"].update(
+    document = dict(record.manifest)
+    document["metadata"] = dict(
+        record.manifest["metadata"],
         uid=record.id,
         resourceVersion=str(record.version),
         creationTimestamp=record.created_at.isoformat(),

@@ -1,5 +1,5 @@
 """The metadata store: jobs and their applications, connections, users, access tokens, node
-types, bundles, the audit log.
+types, bundles, secrets (as ciphertext), the audit log.
 
 SQLite (WAL mode) by default, PostgreSQL when the database URL says so. Open it with
 ``Store.open(url)`` (or ``create_engine_for`` + ``migrate`` + ``Store``) and work inside
@@ -25,6 +25,7 @@ from streamjobs.store.connections import ConnectionRecord, ConnectionRepository
 from streamjobs.store.db import Repositories, Store, create_engine_for, migrate
 from streamjobs.store.identity import TokenRecord, TokenRepository, UserRecord, UserRepository
 from streamjobs.store.jobs import JobRecord, JobRepository, TagFilter
+from streamjobs.store.secrets import SecretRecord, SecretRepository
 
 __all__ = [
     "ApplicationEventRecord",
@@ -45,6 +46,8 @@ __all__ = [
     "NodeTypeRepository",
     "ProgressRecord",
     "Repositories",
+    "SecretRecord",
+    "SecretRepository",
     "Store",
     "TagFilter",
     "TokenRecord",

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import builtins
 import copy
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, select, update
+from sqlalchemy import Select, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
@@ -164,6 +164,33 @@ class ApplicationHistory(Repository):
             .order_by(ApplicationAttemptRow.number)
         )
         return [_attempt_record(row) for row in rows]
+
+    def latest_attempts(self, application_ids: Iterable[str]) -> dict[str, AttemptRecord]:
+        """Each application's attempt with the highest number, by application id, in one query;
+        applications without an attempt are left out."""
+        ids = set(application_ids)
+        if not ids:
+            return {}
+        newest = (
+            select(
+                ApplicationAttemptRow.application_id,
+                func.max(ApplicationAttemptRow.number).label("number"),
+            )
+            .where(ApplicationAttemptRow.application_id.in_(ids))
+            .group_by(ApplicationAttemptRow.application_id)
+            .subquery()
+        )
+        names = [each.name for each in fields(AttemptRecord)]
+        attempt_columns = [ApplicationAttemptRow.__table__.c[name] for name in names]
+        rows = self._session.execute(
+            select(*attempt_columns).join(
+                newest,
+                (ApplicationAttemptRow.application_id == newest.c.application_id)
+                & (ApplicationAttemptRow.number == newest.c.number),
+            )
+        )
+        attempts = (AttemptRecord(**dict(zip(names, row, strict=True))) for row in rows)
+        return {attempt.application_id: attempt for attempt in attempts}
 
     def latest_attempt(self, application_id: str) -> AttemptRecord | None:
         """The application's attempt with the highest number, or None before the first."""

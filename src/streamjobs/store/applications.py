@@ -11,14 +11,13 @@ outlive their jobs as history. Attempts, events, progress and executor figures l
 from __future__ import annotations
 
 import builtins
-import copy
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 from uuid import uuid4
 
-from sqlalchemy import ColumnElement, Select, false, func, or_, select
+from sqlalchemy import ColumnElement, Row, Select, false, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from streamjobs.domain.errors import Conflict, NotFound
@@ -59,7 +58,11 @@ when a suspended application is resumed with the job as edited since."""
 
 @dataclass(frozen=True)
 class ApplicationRecord:
-    """An application as stored: one run of ``job_name``, called ``<job name>-<run number>``."""
+    """An application as stored: one run of ``job_name``, called ``<job name>-<run number>``.
+
+    The job manifest it runs (its spec) is not part of the record: lists and the supervisor read
+    many applications often and need it rarely. ``ApplicationRepository.spec`` reads it.
+    """
 
     id: str
     name: str
@@ -68,9 +71,6 @@ class ApplicationRecord:
     namespace: str
     bundle: str
     tags: dict[str, str]
-    spec: dict[str, Any]
-    """The job manifest the application runs; editing the job does not change it (Resume of a
-    suspended application takes the job as it is then)."""
     state: AppState
     triggered_by: str
     run_as: str
@@ -106,6 +106,11 @@ class ApplicationRecord:
     version: int
     token_hash: str | None = field(default=None, repr=False)
     """The sha256 (hex) of the token the application's driver reports with."""
+
+
+_RECORD_FIELDS = [each.name for each in fields(ApplicationRecord)]
+_RECORD_COLUMNS = [ApplicationRow.__table__.c[name] for name in _RECORD_FIELDS]
+"""The columns an ``ApplicationRecord`` is made of, in its fields' order (not the spec)."""
 
 
 class ApplicationRepository(VersionedRepository, ApplicationHistory):
@@ -171,7 +176,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
                 f"job {job_name!r} got another application while this one was being added; "
                 "read the job's applications and retry"
             ) from error
-        return _record(row)
+        return self.get(row.id)
 
     def get(self, application_id: str) -> ApplicationRecord:
         """The application ``application_id``; ``NotFound`` if there is none."""
@@ -183,6 +188,26 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
     def find(self, application_id: str) -> ApplicationRecord | None:
         """The application ``application_id``, or None."""
         return self._find_one(ApplicationRow.id == application_id)
+
+    def spec(self, application_id: str) -> dict[str, Any]:
+        """The job manifest the application runs; editing the job does not change it (Resume of
+        a suspended application takes the job as it is then). ``NotFound`` if there is none."""
+        spec = self._session.scalar(
+            select(ApplicationRow.spec).where(ApplicationRow.id == application_id)
+        )
+        if spec is None:
+            raise NotFound("application", application_id)
+        return cast(dict[str, Any], spec)
+
+    def specs(self, application_ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The specs of the given applications by id (those that exist), in one query."""
+        ids = set(application_ids)
+        if not ids:
+            return {}
+        rows = self._session.execute(
+            select(ApplicationRow.id, ApplicationRow.spec).where(ApplicationRow.id.in_(ids))
+        )
+        return dict(rows.all())
 
     def find_by_token_hash(self, token_hash: str) -> ApplicationRecord | None:
         """The application whose driver reports with the token hashing to ``token_hash``."""
@@ -221,7 +246,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
             .limit(limit)
             .offset(offset)
         )
-        return [_record(row) for row in self._session.scalars(page)]
+        return [_record(row) for row in self._session.execute(page)]
 
     def count(
         self,
@@ -253,7 +278,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
             .group_by(ApplicationRow.job_name)
             .subquery()
         )
-        rows = self._session.scalars(
+        rows = self._session.execute(
             _select_applications().join(
                 newest,
                 (ApplicationRow.job_name == newest.c.job_name)
@@ -264,7 +289,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
 
     def supervised(self) -> builtins.list[ApplicationRecord]:
         """The applications the supervisor works on (``ACTIVE_STATES``), oldest first."""
-        rows = self._session.scalars(
+        rows = self._session.execute(
             _select_applications()
             .where(ApplicationRow.state.in_([state.value for state in ACTIVE_STATES]))
             .order_by(ApplicationRow.created_at, ApplicationRow.id)
@@ -302,14 +327,15 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         return self.get(application_id)
 
     def _find_one(self, criterion: ColumnElement[bool]) -> ApplicationRecord | None:
-        row = self._session.scalars(_select_applications().where(criterion)).one_or_none()
+        row = self._session.execute(_select_applications().where(criterion)).one_or_none()
         return None if row is None else _record(row)
 
 
-def _select_applications() -> Select[ApplicationRow]:
-    """Select applications, refreshing rows the session read before: others may have changed
-    them since."""
-    return select(ApplicationRow).execution_options(populate_existing=True)
+def _select_applications() -> Select[Any]:
+    """Select the columns of ``ApplicationRecord`` as plain rows, not ORM objects: reading is what
+    lists and the supervisor do most, and rows skip the identity map (so they are always as stored
+    now). Each query decodes the JSON columns afresh: no two records share a dict."""
+    return select(*_RECORD_COLUMNS)
 
 
 def _live_key(job_name: str, state: AppState) -> str | None:
@@ -351,40 +377,8 @@ def _has_tag(key: str, value: str | None) -> ColumnElement[bool]:
     return tag_value.is_not(None) if value is None else tag_value == value
 
 
-def _record(row: ApplicationRow) -> ApplicationRecord:
-    return ApplicationRecord(
-        id=row.id,
-        name=row.name,
-        run_number=row.run_number,
-        job_name=row.job_name,
-        namespace=row.namespace,
-        bundle=row.bundle,
-        tags=dict(row.tags),
-        spec=copy.deepcopy(row.spec),
-        state=AppState(row.state),
-        triggered_by=row.triggered_by,
-        run_as=row.run_as,
-        created_at=row.created_at,
-        transition_time=row.transition_time,
-        last_update_time=row.last_update_time,
-        submission_attempts=row.submission_attempts,
-        execution_attempts=row.execution_attempts,
-        restarts=row.restarts,
-        submission_failures=row.submission_failures,
-        execution_failures=row.execution_failures,
-        driver_state=row.driver_state,
-        executors_running=row.executors_running,
-        executors_pending=row.executors_pending,
-        exit_code=row.exit_code,
-        error_message=row.error_message,
-        requested=row.requested,
-        requested_at=row.requested_at,
-        requested_by=row.requested_by,
-        next_attempt_at=row.next_attempt_at,
-        running_since=row.running_since,
-        last_heartbeat_at=row.last_heartbeat_at,
-        spark_app_id=row.spark_app_id,
-        latest=copy.deepcopy(row.latest),
-        version=row.version,
-        token_hash=row.token_hash,
-    )
+def _record(row: Row[Any]) -> ApplicationRecord:
+    """The record of a row selected by ``_select_applications`` (its columns are the fields)."""
+    values = dict(zip(_RECORD_FIELDS, row, strict=True))
+    values["state"] = AppState(values["state"])
+    return ApplicationRecord(**values)

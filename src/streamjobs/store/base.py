@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound
-from streamjobs.store.tables import ApplicationRow, Base, ConnectionRow, JobRow
+from streamjobs.store.tables import ApplicationRow, Base, ConnectionRow, JobRow, SecretRow
 
 
 class Repository:
@@ -57,7 +57,7 @@ class VersionedRepository(Repository):
     other gets a ``Conflict``; nothing of the loser is written.
     """
 
-    _table: ClassVar[type[JobRow] | type[ConnectionRow] | type[ApplicationRow]]
+    _table: ClassVar[type[JobRow] | type[ConnectionRow] | type[ApplicationRow] | type[SecretRow]]
     _kind: ClassVar[str]
     """What the rows are called in messages: "job", "connection"."""
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 from alembic import command
 from alembic.config import Config
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
@@ -29,6 +30,7 @@ from streamjobs.store.catalog import BundleRepository, NodeTypeRepository
 from streamjobs.store.connections import ConnectionRepository
 from streamjobs.store.identity import TokenRepository, UserRepository
 from streamjobs.store.jobs import JobRepository
+from streamjobs.store.secrets import SecretRepository
 
 MIGRATIONS_DIRECTORY = Path(__file__).with_name("migrations")
 
@@ -38,6 +40,9 @@ SQLITE_PRAGMAS = (
     "PRAGMA busy_timeout=5000",
 )
 """Run on every new SQLite connection: foreign keys and the busy timeout are per connection."""
+
+# Both engines decode JSON columns with orjson: lists read many manifests, and the standard
+# library's decoder was most of their time.
 
 SQLITE_DRIVERS = frozenset({"sqlite", "sqlite+pysqlite"})
 POSTGRESQL_DRIVERS = frozenset({"postgresql", "postgresql+psycopg"})
@@ -55,7 +60,11 @@ def create_engine_for(url: str) -> Engine:
     if parsed.drivername in SQLITE_DRIVERS:
         return _sqlite_engine(parsed)
     if parsed.drivername in POSTGRESQL_DRIVERS:
-        return create_engine(parsed.set(drivername="postgresql+psycopg"), pool_pre_ping=True)
+        return create_engine(
+            parsed.set(drivername="postgresql+psycopg"),
+            pool_pre_ping=True,
+            json_deserializer=orjson.loads,
+        )
     raise ValueError(
         f"unsupported database URL scheme {parsed.drivername!r}: "
         "use sqlite:///PATH or postgresql://USER@HOST/DATABASE"
@@ -65,7 +74,7 @@ def create_engine_for(url: str) -> Engine:
 def _sqlite_engine(url: URL) -> Engine:
     if url.database and url.database != ":memory:":
         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(url)
+    engine = create_engine(url, json_deserializer=orjson.loads)
     event.listen(engine, "connect", _configure_sqlite_connection)
     return engine
 
@@ -113,6 +122,7 @@ class Repositories:
     node_types: NodeTypeRepository
     bundles: BundleRepository
     audit: AuditRepository
+    secrets: SecretRepository
 
     @classmethod
     def bound_to(cls, session: Session) -> Repositories:
@@ -126,6 +136,7 @@ class Repositories:
             node_types=NodeTypeRepository(session),
             bundles=BundleRepository(session),
             audit=AuditRepository(session),
+            secrets=SecretRepository(session),
         )
 
 

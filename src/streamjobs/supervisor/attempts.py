@@ -1,23 +1,49 @@
 """What a new attempt is given: the job snapshot, node sizes, connections, secrets, a token.
 
 Connections and secrets are read when the attempt starts, not when the application did, so a
-rotated password reaches the next restart. Until the server keeps secrets itself, a secret
-named ``x`` is read from the server's environment variable ``STREAMJOBS_SECRET_X``; the driver
-gets it in its environment only.
+rotated password reaches the next restart. Secrets come from the job's own bundle only: those
+``envSecrets`` names go to the driver's environment under the variables it names, those of the
+connections it uses under ``STREAMJOBS_SECRET_<NAME>`` (where the runner looks), and those of
+``sparkConfSecrets`` to the launcher, which hands them to spark-submit in a private file. A
+secret the bundle lacks fails the launch, naming where the job asked for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from streamjobs.domain.connections import Connection, connections_used
-from streamjobs.domain.datasets import secret_env_var, secrets_from_environment
+from streamjobs.domain.datasets import secret_env_var
+from streamjobs.domain.manifest import StreamingJob
+from streamjobs.domain.secrets import (
+    SecretUse,
+    connection_secret_uses,
+    env_secret_uses,
+    spark_conf_secret_uses,
+)
 from streamjobs.domain.spec import parse_manifest
 from streamjobs.launch.base import AttemptSpec, LaunchFailed, NodeSize
 from streamjobs.services.connections import stored_connections
+from streamjobs.services.secret_box import SecretUnreadable
 from streamjobs.store import ApplicationRecord
 from streamjobs.store.db import Store
+
+
+class SecretResolver(Protocol):
+    """Where secret values come from (``SecretService``)."""
+
+    def resolve(self, bundle: str, names: Iterable[str]) -> dict[str, str]: ...
+
+
+@dataclass(frozen=True)
+class AttemptSecrets:
+    """The secret values one attempt's driver gets."""
+
+    environment: dict[str, str] = field(default_factory=dict)
+    spark_conf: dict[str, str] = field(default_factory=dict)
 
 
 class AttemptFactory:
@@ -29,48 +55,74 @@ class AttemptFactory:
         store: Store,
         apps_directory: Path,
         public_url: str,
-        environment: Mapping[str, str],
+        secrets: SecretResolver,
     ) -> None:
         self._store = store
         self._apps_directory = apps_directory
         self._public_url = public_url.rstrip("/")
-        self._environment = environment
+        self._secrets = secrets
+
+    def directory_for(self, application: ApplicationRecord, number: int) -> Path:
+        """``<apps>/<application>/<attempt>/``: the attempt's logs and files."""
+        return self._apps_directory / application.id / str(number)
 
     def spec_for(self, application: ApplicationRecord, number: int, token: str) -> AttemptSpec:
-        """The attempt ``number`` of ``application``; its driver reports with ``token``."""
-        job = parse_manifest(application.spec)
+        """The attempt ``number`` of ``application``; its driver reports with ``token``.
+
+        ``LaunchFailed`` when a secret the job names is missing from its bundle.
+        """
         with self._store.transaction() as repos:
+            job = parse_manifest(repos.applications.spec(application.id))
             driver = repos.node_types.get(job.spec.instance.driver)
             executor_name = job.spec.instance.executor
             executor = repos.node_types.get(executor_name) if executor_name else None
             known = stored_connections(repos)
         used = [known[name] for name in sorted(connections_used(job)) if name in known]
+        secrets = self.secrets_for(job, used)
         return AttemptSpec(
             application_id=application.id,
             attempt=number,
             job=job,
-            directory=self._apps_directory / application.id / str(number),
+            directory=self.directory_for(application, number),
             driver=NodeSize(driver.cores, driver.memory_mb),
             executor=NodeSize(executor.cores, executor.memory_mb) if executor else None,
             connections=used,
-            secrets=self._secrets(job.spec.configuration.env_secrets, used),
+            secrets=secrets.environment,
+            spark_conf_secrets=secrets.spark_conf,
             report_url=f"{self._public_url}/api/v1/applications/{application.id}/reports",
             report_token=token,
         )
 
-    def _secrets(
-        self, env_secrets: Mapping[str, str], connections: list[Connection]
-    ) -> dict[str, str]:
-        values = {
-            secret_env_var(name): value
-            for name, value in secrets_from_environment(self._environment, connections).items()
-        }
-        for variable, secret in env_secrets.items():
-            source = secret_env_var(secret)
-            if source not in self._environment:
-                raise LaunchFailed(
-                    f"spec.configuration.envSecrets.{variable}: secret {secret!r} is not set "
-                    f"on the server (environment variable {source})"
-                )
-            values[variable] = self._environment[source]
-        return values
+    def secrets_for(self, job: StreamingJob, connections: list[Connection]) -> AttemptSecrets:
+        """The values of every secret the job and its connections name, from the job's bundle."""
+        environment, spark_conf = env_secret_uses(job), spark_conf_secret_uses(job)
+        from_connections = connection_secret_uses(connections)
+        uses = environment + spark_conf + from_connections
+        bundle = job.spec.bundle
+        try:
+            values = self._secrets.resolve(bundle, {use.secret for use in uses})
+        except SecretUnreadable as error:
+            raise LaunchFailed(error.detail) from None
+        _require_all(uses, values, bundle)
+        return AttemptSecrets(
+            environment={
+                **{secret_env_var(use.secret): values[use.secret] for use in from_connections},
+                **_by_target(environment, values),
+            },
+            spark_conf=_by_target(spark_conf, values),
+        )
+
+
+def _by_target(uses: list[SecretUse], values: Mapping[str, str]) -> dict[str, str]:
+    return {use.target: values[use.secret] for use in uses}
+
+
+def _require_all(uses: list[SecretUse], values: Mapping[str, str], bundle: str) -> None:
+    missing = [use for use in uses if use.secret not in values]
+    if missing:
+        where = "; ".join(f"{use.path}: secret {use.secret!r}" for use in missing)
+        raise LaunchFailed(
+            f"{where} {'does' if len(missing) == 1 else 'do'} not exist in resource bundle "
+            f"{bundle!r}; create {'it' if len(missing) == 1 else 'them'} with `streamjobs "
+            f"create secret NAME --bundle {bundle} --from-file PATH`"
+        )

@@ -19,12 +19,12 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import StreamjobsError
-from streamjobs.domain.manifest import Deployment
+from streamjobs.domain.manifest import Deployment, Processing, RestartPolicy
 from streamjobs.domain.policy import RetryCounters
-from streamjobs.domain.spec import parse_manifest
 from streamjobs.domain.states import AppEvent, AppState
 from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFailed
 from streamjobs.launch.spark_ui import ExecutorFigures, read_executors
@@ -34,6 +34,7 @@ from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Store
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.reconcile import Action, DriverCall, Observed, Request, Timing, tick
+from streamjobs.supervisor.wakeups import Wakeups
 
 log = logging.getLogger(__name__)
 
@@ -71,43 +72,93 @@ class Supervisor:
         self._clock = clock
         self._config = config
         self._executors_polled: dict[str, datetime] = {}
+        self._terms: dict[str, _Terms] = {}
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
+        self._wakeups: Wakeups | None = None
+        self._live_pids: set[int] = set()
+        self._next_due: datetime | None = None
 
     def run_once(self) -> list[Action]:
         """One tick over every supervised application; the actions it applied."""
-        observed = [self._observe(application) for application in self._supervised()]
-        actions = tick(observed, now=self._clock.now(), timing=self._config.timing)
+        supervised = self._supervised()
+        self._live_pids = {a.pid for _, a in supervised if a and a.pid and a.ended_at is None}
+        observed = [self._observe(application, attempt) for application, attempt in supervised]
+        now = self._clock.now()
+        actions = tick(observed, now=now, timing=self._config.timing)
         for action in actions:
             try:
                 self._apply(action)
             except StreamjobsError as error:  # changed meanwhile: the next tick sees it anew
                 log.info("supervisor: %s: %s", action.application_id, error.detail)
+        self._next_due = _next_attempt_due(observed, actions, after=now)
         return actions
 
     def start(self) -> None:
+        """Run a tick every ``interval_seconds`` in a background thread, and sooner when a
+        driver process ends or an application's next attempt is due (``Wakeups``)."""
+        self._wakeups = Wakeups()
         self._thread = threading.Thread(target=self._loop, name="streamjobs-supervisor")
         self._thread.daemon = True
         self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
         self._stopping.set()
+        if self._wakeups is not None:
+            self._wakeups.wake()
         if self._thread is not None:
             self._thread.join(timeout)
 
     def _loop(self) -> None:
-        while not self._stopping.wait(self._config.interval_seconds):
-            try:
-                self.run_once()
-            except Exception:  # the loop must outlive any one bad tick
-                log.exception("supervisor tick failed")
+        wakeups = self._wakeups
+        assert wakeups is not None
+        try:
+            while True:
+                wakeups.wait(self._seconds_to_next_tick())
+                if self._stopping.is_set():
+                    return
+                try:
+                    self.run_once()
+                    wakeups.watch(self._live_pids)
+                except Exception:  # the loop must outlive any one bad tick
+                    log.exception("supervisor tick failed")
+        finally:
+            wakeups.close()
 
-    def _supervised(self) -> list[ApplicationRecord]:
+    def _seconds_to_next_tick(self) -> float:
+        interval = self._config.interval_seconds
+        if self._next_due is None:
+            return interval
+        return min(interval, (self._next_due - self._clock.now()).total_seconds())
+
+    def _supervised(self) -> list[tuple[ApplicationRecord, AttemptRecord | None]]:
+        """Every supervised application with its latest attempt, read in one transaction, and
+        the terms of those whose spec this loop has not read at their current version."""
         with self._store.transaction() as repos:
-            return repos.applications.supervised()
+            applications = repos.applications.supervised()
+            attempts = repos.applications.latest_attempts(a.id for a in applications)
+            stale = [a.id for a in applications if not self._knows_terms(a)]
+            specs = repos.applications.specs(stale)
+        self._terms = {
+            a.id: _Terms.of(specs[a.id], a.version) if a.id in specs else self._terms[a.id]
+            for a in applications
+        }
+        return [(application, attempts.get(application.id)) for application in applications]
 
-    def _observe(self, application: ApplicationRecord) -> Observed:
-        attempt = self._latest_attempt(application.id)
+    def _knows_terms(self, application: ApplicationRecord) -> bool:
+        terms = self._terms.get(application.id)
+        return terms is not None and terms.version == application.version
+
+    def _terms_of(self, application: ApplicationRecord) -> _Terms:
+        """The application's terms, read now when the loop has never seen it (any version:
+        only a resume changes the spec, and an action based on an older version is dropped)."""
+        terms = self._terms.get(application.id)
+        if terms is None:
+            with self._store.transaction() as repos:
+                terms = _Terms.of(repos.applications.spec(application.id), application.version)
+        return terms
+
+    def _observe(self, application: ApplicationRecord, attempt: AttemptRecord | None) -> Observed:
         live, ready = False, False
         if attempt is not None and attempt.ended_at is None and attempt.pid is not None:
             handle = handle_of(attempt)
@@ -119,13 +170,13 @@ class Supervisor:
                 application, attempt = self._record_exit(application, attempt, health.exit_code)
         if attempt is not None and not ready:
             ready = _heartbeat_of(application, attempt) is not None
-        job = parse_manifest(application.spec)
+        terms = self._terms_of(application)
         return Observed(
             id=application.id,
             version=application.version,
             state=AppState(application.state),
-            policy=job.spec.restart_policy,
-            suspend_on_failure=job.spec.processing.suspend_on_failure,
+            policy=terms.policy,
+            suspend_on_failure=terms.suspend_on_failure,
             counters=RetryCounters(application.submission_failures, application.execution_failures),
             submission_attempts=application.submission_attempts,
             execution_attempts=application.execution_attempts,
@@ -175,7 +226,9 @@ class Supervisor:
                 changes={
                     "driver_state": "RUNNING",
                     "executors_running": figures.running_executors,
-                    "executors_pending": _pending(application, figures.running_executors),
+                    "executors_pending": max(
+                        0, self._terms_of(application).executors - figures.running_executors
+                    ),
                     "spark_app_id": figures.spark_application_id,
                 },
             )
@@ -240,13 +293,14 @@ class Supervisor:
 
     def _submit(self, application: ApplicationRecord, number: int, token: str) -> None:
         now = self._clock.now()
-        spec = self._attempts.spec_for(application, number, token)
+        directory = self._attempts.directory_for(application, number)
         try:
+            spec = self._attempts.spec_for(application, number, token)
             handle = self._launcher(application).submit(spec)
         except (LaunchFailed, InvalidLaunch) as error:
             with self._store.transaction() as repos:
                 repos.applications.add_attempt(
-                    application.id, number=number, submitted_at=now, directory=str(spec.directory)
+                    application.id, number=number, submitted_at=now, directory=str(directory)
                 )
                 repos.applications.update_attempt(application.id, number, ended_at=now)
                 current = repos.applications.get(application.id)
@@ -259,6 +313,7 @@ class Supervisor:
                     note=("submission-failed", f"attempt {number}: {error.detail}"),
                 )
             return
+        self._live_pids.add(handle.pid)
         with self._store.transaction() as repos:
             repos.applications.add_attempt(
                 application.id,
@@ -272,15 +327,11 @@ class Supervisor:
             )
 
     def _launcher(self, application: ApplicationRecord) -> Launcher:
-        deployment = Deployment(application.spec["spec"]["instance"]["deployment"])
+        deployment = self._terms_of(application).deployment
         launcher = self._launchers.get(deployment)
         if launcher is None:
             raise InvalidLaunch(f"no launcher for deployment {deployment} is configured")
         return launcher
-
-    def _latest_attempt(self, application_id: str) -> AttemptRecord | None:
-        with self._store.transaction() as repos:
-            return repos.applications.latest_attempt(application_id)
 
 
 class InvalidLaunch(LaunchFailed):
@@ -298,11 +349,45 @@ def handle_of(attempt: AttemptRecord) -> DriverHandle:
     )
 
 
-def _pending(application: ApplicationRecord, running: int) -> int:
-    """Executors asked for and not running yet (Spark's REST API does not say it)."""
-    instance = application.spec["spec"]["instance"]
-    wanted = instance.get("executors") or 0 if instance["deployment"] == "standard" else 0
-    return max(0, int(wanted) - running)
+def _next_attempt_due(
+    observed: list[Observed], actions: list[Action], *, after: datetime
+) -> datetime | None:
+    """The earliest time after ``after`` an application's next attempt is due, if any is."""
+    due = [app.next_attempt_at for app in observed if app.state is AppState.PENDING_RERUN]
+    due += [action.changes.get("next_attempt_at") for action in actions]
+    return min((at for at in due if at is not None and at > after), default=None)
+
+
+@dataclass(frozen=True)
+class _Terms:
+    """What the loop reads from an application's spec, read once per application version.
+
+    Only these blocks are read, not the whole manifest: the snapshot was validated when the
+    application started, and re-validating its SQL every tick is what made ticks slow.
+    """
+
+    version: int
+    policy: RestartPolicy
+    suspend_on_failure: bool
+    deployment: Deployment
+    executors: int
+    """Executors asked for (standard deployments); Spark's REST API tells only those running."""
+
+    @classmethod
+    def of(cls, spec: Mapping[str, Any], version: int) -> _Terms:
+        body = spec["spec"]
+        instance = body["instance"]
+        deployment = Deployment(instance["deployment"])
+        standard = deployment is Deployment.STANDARD
+        return cls(
+            version=version,
+            policy=RestartPolicy.model_validate(body.get("restartPolicy", {})),
+            suspend_on_failure=Processing.model_validate(
+                body.get("processing", {})
+            ).suspend_on_failure,
+            deployment=deployment,
+            executors=int(instance.get("executors") or 0) if standard else 0,
+        )
 
 
 def _heartbeat_of(application: ApplicationRecord, attempt: AttemptRecord | None) -> datetime | None:

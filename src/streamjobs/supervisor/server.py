@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-
 from streamjobs.services.container import Services
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
@@ -19,7 +17,7 @@ def supervisor_for(services: Services) -> Supervisor:
             store=services.store,
             apps_directory=settings.apps_directory,
             public_url=settings.resolved_public_url,
-            environment=dict(os.environ),
+            secrets=services.secrets,
         ),
         clock=services.clock,
         config=SupervisorConfig(

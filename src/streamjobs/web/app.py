@@ -15,6 +15,7 @@ from streamjobs.web.routes import (
     job_detail,
     job_form,
     jobs,
+    secrets,
     tokens,
 )
 from streamjobs.web.sessions import SessionCodec, load_or_create_key
@@ -27,5 +28,5 @@ def install_web(app: FastAPI, services: Services) -> None:
     app.state.sessions = SessionCodec(load_or_create_key(services.settings.session_key_file))
     app.state.page_renderer = render_error
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    for module in (auth, jobs, job_form, job_detail, applications, tokens):
+    for module in (auth, jobs, job_form, job_detail, applications, tokens, secrets):
         app.include_router(module.router, include_in_schema=False)

@@ -1,0 +1,114 @@
+"""The secret use cases: put, list and delete the named secrets of a bundle, and resolve them for
+a driver's launch.
+
+Values go into the store sealed (``SecretBox``) and come out only through ``resolve``, which the
+supervisor calls when it starts a driver: no other path returns a value, so no API response, page
+or audit entry can hold one. Every change leaves an audit entry naming the bundle and the secret.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterable
+from enum import StrEnum
+
+from streamjobs.domain.access import Actor
+from streamjobs.domain.clock import Clock
+from streamjobs.domain.errors import InvalidInput, NotFound
+from streamjobs.domain.secrets import name_errors, value_errors
+from streamjobs.services.resources import audit
+from streamjobs.services.secret_box import SecretBox
+from streamjobs.store.db import Repositories, Store
+from streamjobs.store.secrets import SecretRecord
+
+KIND = "secret"
+
+
+class PutOutcome(StrEnum):
+    CREATED = "created"
+    REPLACED = "replaced"
+
+
+class SecretService:
+    """Keeps the secrets of bundles on behalf of an actor."""
+
+    def __init__(self, *, store: Store, clock: Clock, box: SecretBox) -> None:
+        self._store = store
+        self._clock = clock
+        self._box = box
+
+    def put(
+        self, bundle: str, name: str, value: str, *, actor: Actor
+    ) -> tuple[SecretRecord, PutOutcome]:
+        """Create the secret, or replace its value (a new version)."""
+        errors = name_errors(name) + value_errors(value)
+        if errors:
+            raise InvalidInput(errors)
+        ciphertext = self._box.seal(value, context=_context(bundle, name))
+        now = self._clock.now()
+        with self._store.transaction() as repos:
+            _require_bundle(repos, bundle)
+            current = repos.secrets.find(bundle, name)
+            if current is None:
+                record = repos.secrets.add(
+                    bundle=bundle, name=name, ciphertext=ciphertext, actor=actor.name, at=now
+                )
+                outcome = PutOutcome.CREATED
+            else:
+                record = repos.secrets.replace(
+                    bundle,
+                    name,
+                    expected_version=current.version,
+                    ciphertext=ciphertext,
+                    actor=actor.name,
+                    at=now,
+                )
+                outcome = PutOutcome.REPLACED
+            self._audit(repos, actor, f"secret.{outcome}", record)
+        return record, outcome
+
+    def list(self, bundle: str) -> builtins.list[SecretRecord]:
+        """The bundle's secrets, by name, without their values."""
+        with self._store.transaction() as repos:
+            _require_bundle(repos, bundle)
+            return repos.secrets.list(bundle)
+
+    def delete(self, bundle: str, name: str, *, actor: Actor) -> None:
+        """Delete the secret; ``NotFound`` if the bundle has none so named."""
+        if name_errors(name):
+            raise NotFound(KIND, name)
+        with self._store.transaction() as repos:
+            _require_bundle(repos, bundle)
+            record = repos.secrets.delete(bundle, name)
+            self._audit(repos, actor, "secret.deleted", record)
+
+    def resolve(self, bundle: str, names: Iterable[str]) -> dict[str, str]:
+        """The values of those of ``names`` the bundle has, by name; a name it lacks (or that no
+        secret can have) is left out, for the caller to say where it was needed."""
+        wanted = {name for name in names if not name_errors(name)}
+        with self._store.transaction() as repos:
+            sealed = repos.secrets.ciphertexts(bundle, wanted)
+        return {
+            name: self._box.open(ciphertext, context=_context(bundle, name))
+            for name, ciphertext in sealed.items()
+        }
+
+    def _audit(self, repos: Repositories, actor: Actor, action: str, record: SecretRecord) -> None:
+        audit(
+            repos,
+            self._clock,
+            actor,
+            action,
+            kind=KIND,
+            name=f"{record.bundle}/{record.name}",
+            detail={"bundle": record.bundle, "secret": record.name, "version": record.version},
+        )
+
+
+def _require_bundle(repos: Repositories, bundle: str) -> None:
+    if "\x00" in bundle or not repos.bundles.exists(bundle):
+        raise NotFound("resource bundle", bundle)
+
+
+def _context(bundle: str, name: str) -> str:
+    return f"{bundle}/{name}"

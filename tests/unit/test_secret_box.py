@@ -1,0 +1,68 @@
+"""The secret box and its key: values open only under their key and context, and the key comes
+from STREAMJOBS_SECRET_KEY or a private key file made once."""
+
+from __future__ import annotations
+
+import base64
+import os
+from pathlib import Path
+
+import pytest
+
+from streamjobs.services.secret_box import SecretBox, SecretKeyError, SecretUnreadable, load_key
+
+KEY = bytes(range(32))
+
+
+def test_a_sealed_value_opens_only_under_its_key_and_context() -> None:
+    box = SecretBox(KEY)
+    sealed = box.seal("hunter2 ✓", context="payments/db")
+    assert b"hunter2" not in sealed
+    assert box.open(sealed, context="payments/db") == "hunter2 ✓"
+    assert box.seal("hunter2 ✓", context="payments/db") != sealed  # a fresh nonce each time
+    with pytest.raises(SecretUnreadable, match="does not open"):
+        box.open(sealed, context="other/db")
+    with pytest.raises(SecretUnreadable, match="does not open"):
+        SecretBox(bytes(32)).open(sealed, context="payments/db")
+    tampered = sealed[:-1] + bytes([sealed[-1] ^ 1])
+    with pytest.raises(SecretUnreadable):
+        box.open(tampered, context="payments/db")
+    with pytest.raises(SecretUnreadable, match="unknown format"):
+        box.open(b"\x02" + sealed[1:], context="payments/db")
+
+
+def test_the_key_file_is_made_once_readable_by_its_owner_only(tmp_path: Path) -> None:
+    key_file = tmp_path / "home" / "secret.key"
+    key = load_key(configured=None, key_file=key_file)
+    assert len(key) == 32
+    assert key_file.stat().st_mode & 0o777 == 0o600
+    assert load_key(configured=None, key_file=key_file) == key
+    assert base64.urlsafe_b64decode(key_file.read_text().strip()) == key
+
+
+def test_a_configured_key_wins_and_makes_no_file(tmp_path: Path) -> None:
+    text = base64.urlsafe_b64encode(KEY).decode()
+    assert load_key(configured=text, key_file=tmp_path / "secret.key") == KEY
+    assert not (tmp_path / "secret.key").exists()
+
+
+@pytest.mark.parametrize(
+    ("configured", "message"),
+    [
+        ("not base64 at all!", "STREAMJOBS_SECRET_KEY is not base64"),
+        (base64.urlsafe_b64encode(os.urandom(16)).decode(), "holds 16 bytes, not 32"),
+        ("", "holds 0 bytes, not 32"),
+    ],
+)
+def test_a_wrong_key_says_what_it_must_be(tmp_path: Path, configured: str, message: str) -> None:
+    with pytest.raises(SecretKeyError, match=message) as refused:
+        load_key(configured=configured, key_file=tmp_path / "secret.key")
+    assert "urlsafe base64 of 32 random bytes" in refused.value.detail
+    assert configured not in refused.value.detail or not configured
+
+
+def test_a_damaged_key_file_is_refused(tmp_path: Path) -> None:
+    key_file = tmp_path / "secret.key"
+    key_file.write_text("short\n")
+    with pytest.raises(SecretKeyError, match=str(key_file)):
+        load_key(configured=None, key_file=key_file)
