@@ -14,7 +14,6 @@ sessions are ``bench.rate_sessions``' (shared with figure 2).
 from __future__ import annotations
 
 import functools
-import statistics
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,8 +74,8 @@ def recovery_comparison(measured: Measured) -> Comparison:
         metric="s",
         candidate_label=LABELS[STREAMJOBS],
         baseline_label=LABELS[BARE],
-        candidate=_samples(measured, STREAMJOBS, lambda s: s.recovery_seconds),
-        baseline=_samples(measured, BARE, lambda s: s.recovery_seconds),
+        candidate=measured.samples(STREAMJOBS, lambda s: s.recovery_seconds),
+        baseline=measured.samples(BARE, lambda s: s.recovery_seconds),
         target=TARGET,
     )
 
@@ -125,7 +124,7 @@ def details(measured: Measured) -> str:
         "**Where the time goes (medians, seconds).**\n\n" + phase_table(measured),
         "**By phase, (a) - (b):** "
         + "; ".join(
-            f"{label} {_median(measured, STREAMJOBS, v) - _median(measured, BARE, v):+.2f} s"
+            f"{label} {measured.median(STREAMJOBS, v) - measured.median(BARE, v):+.2f} s"
             for label, v in PHASES
         )
         + ". Before its new spark-submit, (a) waits for the supervisor to see the wrapper exit "
@@ -156,7 +155,7 @@ def sessions_table(measured: Measured) -> str:
 def phase_table(measured: Measured) -> str:
     lines = [f"| | {LABELS[STREAMJOBS]} | {LABELS[BARE]} |", "|---|---:|---:|"]
     for label, value in PHASES:
-        cells = " | ".join(f"{_median(measured, subject, value):.2f}" for subject in LABELS)
+        cells = " | ".join(f"{measured.median(subject, value):.2f}" for subject in LABELS)
         lines.append(f"| {label} | {cells} |")
     return "\n".join(lines)
 
@@ -197,11 +196,3 @@ def notes(measured: Measured) -> list[str]:
         f"The 1-minute load average was {min(loads):.1f} to {max(loads):.1f} when the sessions "
         "started; recovery is mostly a JVM and Spark start, which a busy machine slows down.",
     ]
-
-
-def _samples(measured: Measured, subject: str, value: SessionValue) -> tuple[float, ...]:
-    return tuple(value(session) for session in measured.of(subject))
-
-
-def _median(measured: Measured, subject: str, value: SessionValue) -> float:
-    return statistics.median(_samples(measured, subject, value))

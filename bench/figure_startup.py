@@ -11,7 +11,6 @@ Target: streamjobs' median at most 10 % above the bare one.
 from __future__ import annotations
 
 import functools
-import statistics
 from collections.abc import Callable
 from pathlib import Path
 
@@ -58,8 +57,8 @@ def first_batch_comparison(measured: Measured) -> Comparison:
         metric="s",
         candidate_label=LABELS[STREAMJOBS],
         baseline_label=LABELS[BARE],
-        candidate=_samples(measured, STREAMJOBS, lambda s: s.first_batch_seconds),
-        baseline=_samples(measured, BARE, lambda s: s.first_batch_seconds),
+        candidate=measured.samples(STREAMJOBS, lambda s: s.first_batch_seconds),
+        baseline=measured.samples(BARE, lambda s: s.first_batch_seconds),
         target=TARGET,
     )
 
@@ -71,8 +70,8 @@ def ready_comparison(measured: Measured) -> Comparison:
         metric="s",
         candidate_label=LABELS[STREAMJOBS],
         baseline_label=LABELS[BARE],
-        candidate=_samples(measured, STREAMJOBS, lambda s: s.ready_seconds),
-        baseline=_samples(measured, BARE, lambda s: s.ready_seconds),
+        candidate=measured.samples(STREAMJOBS, lambda s: s.ready_seconds),
+        baseline=measured.samples(BARE, lambda s: s.ready_seconds),
     )
 
 
@@ -140,7 +139,7 @@ def sessions_table(measured: Measured) -> str:
 def phase_table(measured: Measured) -> str:
     lines = [f"| | {LABELS[STREAMJOBS]} | {LABELS[BARE]} |", "|---|---:|---:|"]
     for label, value in PHASES:
-        cells = " | ".join(f"{_median(measured, subject, value):.2f}" for subject in LABELS)
+        cells = " | ".join(f"{measured.median(subject, value):.2f}" for subject in LABELS)
         lines.append(f"| {label} | {cells} |")
     return "\n".join(lines)
 
@@ -148,10 +147,10 @@ def phase_table(measured: Measured) -> str:
 def gap(measured: Measured) -> str:
     """The difference of the medians, phase by phase, and what it means against the target."""
     parts = [
-        f"{label} {_median(measured, STREAMJOBS, v) - _median(measured, BARE, v):+.2f} s"
+        f"{label} {measured.median(STREAMJOBS, v) - measured.median(BARE, v):+.2f} s"
         for label, v in PHASES
     ]
-    bare_median = _median(measured, BARE, PHASES[-1][1])
+    bare_median = measured.median(BARE, PHASES[-1][1])
     allowed = bare_median * (TARGET.threshold - 1)
     return (
         f"{'; '.join(parts)}. The target allows (a) {allowed:.1f} s more than (b)'s median. "
@@ -171,11 +170,3 @@ def notes(measured: Measured) -> list[str]:
         "compare the paired ratios rather than the absolute seconds.",
         "The streamjobs server was up, and idle, during the bare sessions too.",
     ]
-
-
-def _samples(measured: Measured, subject: str, value: SessionValue) -> tuple[float, ...]:
-    return tuple(value(session) for session in measured.of(subject))
-
-
-def _median(measured: Measured, subject: str, value: SessionValue) -> float:
-    return statistics.median(_samples(measured, subject, value))

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import statistics
 import subprocess
 import sys
 import time
@@ -131,6 +132,13 @@ class Measured:
         return sorted(
             (s for s in self.sessions if s.subject == subject), key=lambda s: s.repetition
         )
+
+    def samples(self, subject: str, value: Callable[[Session], float]) -> tuple[float, ...]:
+        """``value`` of each of the subject's sessions, in repetition order."""
+        return tuple(value(session) for session in self.of(subject))
+
+    def median(self, subject: str, value: Callable[[Session], float]) -> float:
+        return statistics.median(self.samples(subject, value))
 
 
 _MEASURED: dict[tuple[RatePlan, Path], Measured] = {}
