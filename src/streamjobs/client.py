@@ -16,6 +16,11 @@ JOBS = "/api/v1/jobs"
 CONNECTIONS = "/api/v1/connections"
 APPLICATIONS = "/api/v1/applications"
 BUNDLES = "/api/v1/bundles"
+NODE_TYPES = "/api/v1/node-types"
+USERS = "/api/v1/users"
+GROUPS = "/api/v1/groups"
+PERMISSIONS = "/api/v1/permissions"
+AUDIT = "/api/v1/audit"
 
 
 class ClientError(Exception):
@@ -143,6 +148,122 @@ class StreamjobsClient:
         given = {key: value for key, value in params.items() if value is not None}
         return self._json("GET", _path(APPLICATIONS, application_id) + "/logs", params=given)
 
+    def whoami(self) -> dict[str, Any]:
+        """The caller: name, kind, admin, groups and domain permissions."""
+        return self._json("GET", "/api/v1/whoami")
+
+    def list_users(self) -> dict[str, Any]:
+        return self._json("GET", USERS)
+
+    def get_user(self, name: str) -> dict[str, Any]:
+        return self._json("GET", _path(USERS, name))
+
+    def create_user(
+        self, name: str, *, kind: str = "user", password: str | None = None, admin: bool = False
+    ) -> dict[str, Any]:
+        """A user (``kind`` user, signing in with ``password`` if given, else tokens only) or a
+        service account (``kind`` serviceAccount: tokens only)."""
+        body: dict[str, Any] = {"name": name, "kind": kind, "admin": admin}
+        if password is not None:
+            body["password"] = password
+        return self._json("POST", USERS, json=body)
+
+    def delete_user(self, name: str) -> None:
+        self._request("DELETE", _path(USERS, name))
+
+    def grant_run_as(self, service_account: str, subject: str) -> None:
+        """Let ``subject`` (user:NAME or group:NAME) run jobs as ``service_account``."""
+        self._request("PUT", _run_as_path(service_account, subject))
+
+    def revoke_run_as(self, service_account: str, subject: str) -> None:
+        self._request("DELETE", _run_as_path(service_account, subject))
+
+    def list_tokens(self, user: str) -> dict[str, Any]:
+        """The user's access tokens, revoked and expired ones included; never their secrets."""
+        return self._json("GET", _path(USERS, user) + "/tokens")
+
+    def create_token(
+        self, user: str, name: str, *, expires_in_days: int | None = None
+    ) -> dict[str, Any]:
+        """Issue a token: its secret (``token``) is in this answer only."""
+        body = {"name": name, "expiresInDays": expires_in_days}
+        return self._json("POST", _path(USERS, user) + "/tokens", json=body)
+
+    def revoke_token(self, user: str, token_id: str) -> dict[str, Any]:
+        return self._json("DELETE", _path(_path(USERS, user) + "/tokens", token_id))
+
+    def list_groups(self) -> dict[str, Any]:
+        return self._json("GET", GROUPS)
+
+    def create_group(self, name: str) -> dict[str, Any]:
+        return self._json("POST", GROUPS, json={"name": name})
+
+    def delete_group(self, name: str) -> None:
+        self._request("DELETE", _path(GROUPS, name))
+
+    def add_group_member(self, group: str, user: str) -> dict[str, Any]:
+        return self._json("PUT", _member_path(group, user))
+
+    def remove_group_member(self, group: str, user: str) -> dict[str, Any]:
+        return self._json("DELETE", _member_path(group, user))
+
+    def list_permissions(self) -> dict[str, Any]:
+        """Who holds which domain permission, and what each permission means."""
+        return self._json("GET", PERMISSIONS)
+
+    def grant_permission(self, permission: str, subject: str) -> None:
+        """Grant a domain permission (CREATE_JOB, MANAGE_BUNDLES, MANAGE_USERS) to ``subject``."""
+        self._request("PUT", _path(_path(PERMISSIONS, permission), subject))
+
+    def revoke_permission(self, permission: str, subject: str) -> None:
+        self._request("DELETE", _path(_path(PERMISSIONS, permission), subject))
+
+    def list_bundles(self) -> dict[str, Any]:
+        """The bundles the caller manages or holds a grant on."""
+        return self._json("GET", BUNDLES)
+
+    def get_bundle(self, name: str) -> dict[str, Any]:
+        """A bundle: its quota, what is in use, its grants and the caller's permissions."""
+        return self._json("GET", _path(BUNDLES, name))
+
+    def create_bundle(
+        self, name: str, *, description: str | None = None, quota: dict[str, int | None]
+    ) -> dict[str, Any]:
+        """``quota`` holds maxRunningApplications, maxCores, maxMemoryMb (None: no limit)."""
+        body = {"name": name, "description": description, "quota": quota}
+        return self._json("POST", BUNDLES, json=body)
+
+    def update_bundle(
+        self, name: str, *, description: str | None, quota: dict[str, int | None]
+    ) -> dict[str, Any]:
+        """Set the bundle's description and every quota (a quota left out means no limit)."""
+        body = {"description": description, "quota": quota}
+        return self._json("PUT", _path(BUNDLES, name), json=body)
+
+    def set_bundle_grants(self, name: str, grants: list[dict[str, Any]]) -> dict[str, Any]:
+        """Replace every grant of the bundle: ``[{"subject": "user:alice", "permissions":
+        ["VIEW", "RUN"]}]``."""
+        return self._json("PUT", _path(BUNDLES, name) + "/grants", json={"grants": grants})
+
+    def delete_bundle(self, name: str) -> None:
+        self._request("DELETE", _path(BUNDLES, name))
+
+    def list_node_types(self) -> dict[str, Any]:
+        return self._json("GET", NODE_TYPES)
+
+    def put_node_type(self, name: str, *, cores: int, memory_mb: int) -> tuple[str, dict[str, Any]]:
+        """Create or resize a node type: (created|configured, node type)."""
+        body = {"cores": cores, "memoryMb": memory_mb}
+        response = self._request("PUT", _path(NODE_TYPES, name), json=body)
+        return ("created" if response.status_code == 201 else "configured"), response.json()
+
+    def delete_node_type(self, name: str) -> None:
+        self._request("DELETE", _path(NODE_TYPES, name))
+
+    def list_audit(self, **filters: str | int | None) -> dict[str, Any]:
+        """The audit trail, newest first: filters actor, kind, action, limit, offset."""
+        return self._list(AUDIT, filters)
+
     def manifest_schema(self) -> dict[str, Any]:
         return self._json("GET", "/api/v1/schema/streamingjob.json")
 
@@ -176,6 +297,14 @@ def _path(collection: str, name: str) -> str:
 
 def _secret_path(bundle: str, name: str) -> str:
     return _path(_path(BUNDLES, bundle) + "/secrets", name)
+
+
+def _run_as_path(service_account: str, subject: str) -> str:
+    return _path(_path(USERS, service_account) + "/run-as", subject)
+
+
+def _member_path(group: str, user: str) -> str:
+    return _path(_path(GROUPS, group) + "/members", user)
 
 
 def _error_from(response: httpx.Response) -> ClientError:

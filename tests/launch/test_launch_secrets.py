@@ -12,20 +12,22 @@ from pathlib import Path
 
 import psutil
 import pytest
+from fastapi.testclient import TestClient
 
+from streamjobs.api.app import create_app
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.manifest import Deployment
 from streamjobs.launch.base import DriverHandle
 from streamjobs.launch.command import SECRET_CONF_FILE
-from streamjobs.services.container import launchers_for, open_services
+from streamjobs.services.container import Services, launchers_for, open_services
 from streamjobs.settings import Settings
 from streamjobs.supervisor.attempts import AttemptFactory
 from tests.launch.conftest import Drivers, python_app_manifest, wait_until
 
 pytestmark = [pytest.mark.spark, pytest.mark.usefixtures("java")]
 
-ANA = Actor(Principal("ana"))
+ANA = Actor(Principal("ana", is_admin=True))
 ENV_VALUE = "env-s3cret-7f1c9a"
 CONF_VALUE = "conf s3cret=with:odd#chars!\\é"
 SETTING = "spark.hadoop.fs.s3a.secret.key"
@@ -51,7 +53,7 @@ def test_stored_secrets_reach_the_driver_and_no_command_line_or_log(
 ) -> None:
     monkeypatch.setenv("STREAMJOBS_SECRET_KEY", base64.urlsafe_b64encode(os.urandom(32)).decode())
     settings = Settings(home=tmp_path / "home")
-    services = open_services(settings, clock=FakeClock(), launchers={})
+    services = open_services(settings, clock=FakeClock(), launchers=launchers_for(settings))
     services.secrets.put("default", "api-key", ENV_VALUE, actor=ANA)
     services.secrets.put("default", "s3-secret", CONF_VALUE, actor=ANA)
     release = tmp_path / "release"
@@ -77,6 +79,15 @@ def test_stored_secrets_reach_the_driver_and_no_command_line_or_log(
     attempt = factory.spec_for(application, 1, "report-token")
     launcher = launchers_for(settings)[Deployment.SINGLE_NODE]
     handle = drivers.submit(launcher, attempt)
+    with services.store.transaction() as repos:
+        repos.applications.add_attempt(
+            application.id,
+            number=1,
+            submitted_at=services.clock.now(),
+            directory=handle.directory,
+            pid=handle.pid,
+            process_started_at=handle.started_at,
+        )
     stdout = Path(handle.directory) / "stdout.log"
     wait_until(lambda: "conf " in stdout.read_text(), timeout=180, what="the probe's Spark conf")
 
@@ -94,6 +105,9 @@ def test_stored_secrets_reach_the_driver_and_no_command_line_or_log(
     lines = stdout.read_text().splitlines()
     assert f"env {digest(ENV_VALUE)}" in lines
     assert f"conf {digest(CONF_VALUE)}" in lines
+    for text in answers_of_every_get_route(services, "probe", application.id):
+        assert ENV_VALUE not in text
+        assert CONF_VALUE not in text
 
     release.touch()
     assert drivers.wait_exited(launcher, handle) == 0
@@ -105,3 +119,31 @@ def test_stored_secrets_reach_the_driver_and_no_command_line_or_log(
             assert ENV_VALUE.encode() not in content, path
             assert CONF_VALUE.encode() not in content, path
     assert "secret_probe done" in stdout.read_text()
+    stored = b"".join(path.read_bytes() for path in settings.resolved_home.rglob("*.db*"))
+    assert stored, "the SQLite store was not found"
+    assert ENV_VALUE.encode() not in stored
+    assert CONF_VALUE.encode() not in stored
+
+
+def answers_of_every_get_route(services: Services, job: str, application_id: str) -> list[str]:
+    """The body of every documented GET route of the API about the job and its application
+    (its events and template among them), asked by an admin."""
+    token = services.identity.bootstrap_admin().token
+    client = TestClient(create_app(services=services))
+    paths = client.app.openapi()["paths"]  # type: ignore[attr-defined]
+    names = {"jobs": job, "bundles": "default", "users": "admin", "node-types": "small"}
+    answers = []
+    for template, operations in paths.items():
+        if "get" not in operations or not template.startswith("/api"):
+            continue
+        collection = template.split("/")[3]
+        if "{name}" in template and collection not in names:
+            continue  # a connection: the job uses none
+        path = template.format(
+            name=names.get(collection), application_id=application_id, bundle="default"
+        )
+        response = client.get(path, headers={"Authorization": f"Bearer {token}"})
+        assert response.status_code == 200, (path, response.text)
+        answers.append(response.text)
+    assert len(answers) >= 20
+    return answers

@@ -19,7 +19,8 @@ from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
 from streamjobs.supervisor.reconcile import Timing
 from tests.factories import pipeline_manifest
 
-ALICE = Actor(Principal("alice"))
+ALICE = Actor(Principal("alice", is_admin=True))
+"""An admin: these tests are about supervising, not about who may run a job."""
 
 
 @dataclass
@@ -34,7 +35,7 @@ class World:
         return name
 
     def app(self, application_id: str) -> ApplicationRecord:
-        return self.services.applications.get(application_id).application
+        return self.services.applications.get(application_id, actor=ALICE).application
 
     def tick(self, seconds: float = 0) -> None:
         self.clock.advance(seconds)
@@ -47,7 +48,9 @@ class World:
         self.services.reports.receive(application_id, token, numbered)
 
     def events(self, application_id: str) -> list[str]:
-        return [event.kind for event in self.services.applications.events(application_id)]
+        return [
+            event.kind for event in self.services.applications.events(application_id, actor=ALICE)
+        ]
 
 
 @pytest.fixture

@@ -43,7 +43,7 @@ def test_run_submits_one_driver_which_becomes_running(world: World) -> None:
     app = world.app(application.id)
     assert app.state is AppState.RUNNING
     assert (app.submission_attempts, app.execution_attempts) == (1, 1)
-    assert world.services.jobs.get(name).status == "RUNNING"
+    assert world.services.jobs.get(name, actor=ALICE).status == "RUNNING"
     assert len(world.launcher.drivers) == 1
     assert world.events(application.id) == ["run-requested", "submitted", "driver-running"]
 
@@ -83,7 +83,7 @@ def test_on_failure_retries_twice_then_fails_after_three_execution_attempts(worl
     assert app.state is AppState.FAILED
     assert (app.execution_attempts, app.restarts, app.exit_code) == (3, 2, 1)
     assert app.error_message == "the driver failed (exit code 1)"
-    assert world.services.jobs.get("ticks").status == "FAILED"
+    assert world.services.jobs.get("ticks", actor=ALICE).status == "FAILED"
     assert world.events(application_id).count("restarting") == 2
 
 
@@ -115,7 +115,10 @@ def test_spent_retries_suspend_and_resume_continues_with_the_edited_job(world: W
     )
     resumed = world.services.applications.resume("ticks", actor=ALICE)
     assert resumed.state is AppState.STARTING
-    assert world.services.applications.template(resumed.id)["metadata"]["description"] == "fixed"
+    assert (
+        world.services.applications.template(resumed.id, actor=ALICE)["metadata"]["description"]
+        == "fixed"
+    )
     world.tick()
     assert len(world.launcher.drivers) == 2
     assert world.launcher.drivers[-1].attempt.attempt == 2
@@ -199,7 +202,7 @@ def test_editing_the_job_does_not_change_a_running_application(world: World) -> 
     world.services.jobs.update(
         "ticks", {"metadata": {"description": "later"}}, actor=ALICE, expected_version=None
     )
-    template = world.services.applications.template(application_id)
+    template = world.services.applications.template(application_id, actor=ALICE)
     assert template["metadata"].get("description") is None
 
 

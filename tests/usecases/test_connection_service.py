@@ -18,7 +18,8 @@ from streamjobs.services.connections import ConnectionQuery
 from streamjobs.services.container import Services
 from tests.factories import connection_manifest, dataset_job_manifest
 
-ANA = Actor(Principal("ana"), source="10.0.0.7")
+ANA = Actor(Principal("ana", is_admin=True), source="10.0.0.7")
+"""An admin: these tests are about the use cases, not about who may take them."""
 
 
 def audit_trail(services: Services) -> list[tuple[str, str, str]]:

@@ -12,7 +12,8 @@ from streamjobs.domain.errors import Conflict, InvalidInput
 from streamjobs.services.container import Services
 from tests.factories import pipeline_manifest
 
-ANA = Actor(Principal("ana"), source="10.0.0.7")
+ANA = Actor(Principal("ana", is_admin=True), source="10.0.0.7")
+"""An admin: these tests are about the use cases, not about who may take them."""
 
 
 def audit_actions(services: Services) -> list[tuple[str, str, str | None]]:
@@ -67,6 +68,6 @@ def test_two_racing_applies_from_one_version_one_wins(services: Services) -> Non
     winners = [text for text, outcome in outcomes.items() if outcome == "applied"]
     assert len(winners) == 1
     assert sum(isinstance(outcome, Conflict) for outcome in outcomes.values()) == 1
-    stored = services.jobs.get("raced")
+    stored = services.jobs.get("raced", actor=ANA)
     assert stored.version == 2
     assert stored.manifest["metadata"]["description"] == winners[0]

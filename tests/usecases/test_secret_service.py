@@ -17,7 +17,8 @@ from streamjobs.services.secret_box import SecretKeyError, SecretUnreadable
 from streamjobs.settings import Settings
 from streamjobs.store.tables import SecretRow
 
-ANA = Actor(Principal("ana"), source="10.0.0.7")
+ANA = Actor(Principal("ana", is_admin=True), source="10.0.0.7")
+"""An admin: these tests are about the use cases, not about who may take them."""
 VALUE = "pg-pa55word-that-must-never-show"
 
 
@@ -38,12 +39,12 @@ def test_put_creates_then_replaces_and_lists_no_values(
     clock.advance(30)
     record, outcome = services.secrets.put("default", "db-password", VALUE + "2", actor=ANA)
     assert (outcome, record.version, record.updated_at) == ("replaced", 2, clock.now())
-    assert services.secrets.list("default") == [record]
+    assert services.secrets.list("default", actor=ANA) == [record]
     assert services.secrets.resolve("default", ["db-password", "nope"]) == {
         "db-password": VALUE + "2"
     }
     services.secrets.delete("default", "db-password", actor=ANA)
-    assert services.secrets.list("default") == []
+    assert services.secrets.list("default", actor=ANA) == []
     assert services.secrets.resolve("default", ["db-password"]) == {}
     assert audit_trail(services) == [
         (
@@ -68,9 +69,9 @@ def test_a_bundle_sees_only_its_own_secrets(services: Services, clock: FakeClock
 def test_an_unknown_bundle_or_secret_is_not_found(services: Services) -> None:
     for call in (
         lambda: services.secrets.put("nope", "api-key", "v", actor=ANA),
-        lambda: services.secrets.list("nope"),
+        lambda: services.secrets.list("nope", actor=ANA),
         lambda: services.secrets.delete("nope", "api-key", actor=ANA),
-        lambda: services.secrets.list("no\x00pe"),
+        lambda: services.secrets.list("no\x00pe", actor=ANA),
     ):
         with pytest.raises(NotFound, match="resource bundle"):
             call()
@@ -101,7 +102,7 @@ def test_bad_names_and_values_are_refused_with_their_field(
         services.secrets.put("default", name, value, actor=ANA)
     found = [str(error) for error in refused.value.errors]
     assert [line[: len(expected)] for line, expected in zip(found, errors, strict=True)] == errors
-    assert services.secrets.list("default") == []
+    assert services.secrets.list("default", actor=ANA) == []
 
 
 def test_the_longest_name_and_value_are_kept(services: Services) -> None:

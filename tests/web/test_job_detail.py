@@ -10,6 +10,7 @@ import re
 
 import httpx
 
+from streamjobs.domain.access import PrincipalKind
 from tests.factories import pipeline_manifest
 from tests.web.conftest import Browser
 
@@ -80,6 +81,15 @@ def test_the_page_has_its_tabs_header_actions_and_api_operations(browser: Browse
 
 
 def test_the_details_tab_shows_compute_and_metadata(browser: Browser) -> None:
+    services = browser.stage.services
+    with services.store.transaction() as repos:
+        if repos.users.find("svc-sized") is None:
+            repos.users.add(
+                "svc-sized",
+                is_admin=False,
+                at=services.clock.now(),
+                kind=PrincipalKind.SERVICE_ACCOUNT,
+            )
     manifest = pipeline_manifest(
         "sized",
         runAs="svc-sized",

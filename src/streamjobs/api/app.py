@@ -7,8 +7,9 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 
 from streamjobs import __version__
-from streamjobs.api import applications, connections, jobs, secrets
+from streamjobs.api import applications, audit, bundles, connections, jobs, people, secrets
 from streamjobs.api.auth import require_actor
+from streamjobs.api.conventions import with_manifest_schemas
 from streamjobs.api.errors import install_error_handlers
 from streamjobs.domain.connections import connection_json_schema
 from streamjobs.domain.spec import manifest_json_schema
@@ -46,6 +47,17 @@ def create_app(*, services: Services) -> FastAPI:
     )
     app.state.services = services
     install_error_handlers(app)
+    plain_openapi = app.openapi
+
+    def openapi_with_manifests() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = with_manifest_schemas(
+                plain_openapi(),
+                {"StreamingJob": manifest_json_schema, "Connection": connection_json_schema},
+            )
+        return app.openapi_schema
+
+    app.openapi = openapi_with_manifests  # type: ignore[method-assign]
 
     @app.get("/healthz", tags=["meta"], summary="Liveness: answers without authentication")
     def healthz() -> dict[str, str]:
@@ -57,6 +69,8 @@ def create_app(*, services: Services) -> FastAPI:
     app.include_router(secrets.router, dependencies=[Depends(require_actor)])
     app.include_router(applications.jobs_router, dependencies=[Depends(require_actor)])
     app.include_router(applications.router, dependencies=[Depends(require_actor)])
+    for router in (people.router, bundles.router, audit.router):
+        app.include_router(router, dependencies=[Depends(require_actor)])
     app.include_router(applications.reports_router)
     install_web(app, services)
     return app

@@ -58,6 +58,7 @@ def list_job_applications(
     search: str | None = Query(None, description="Part of the application's name or id."),
     limit: int = Query(50, description="Page size, 1 to 500."),
     offset: int = Query(0, description="How many to skip."),
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     query = ApplicationQuery(
         job_name=name,
@@ -68,7 +69,7 @@ def list_job_applications(
         limit=limit,
         offset=offset,
     )
-    return _page(request, query)
+    return _page(request, query, actor)
 
 
 @router.get("", summary="List applications of every job, newest first")
@@ -81,6 +82,7 @@ def list_applications(
     search: str | None = Query(None, description="Part of the application's name or id."),
     limit: int = Query(50, description="Page size, 1 to 500."),
     offset: int = Query(0, description="How many to skip."),
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     query = ApplicationQuery(
         job_name=job,
@@ -91,12 +93,14 @@ def list_applications(
         limit=limit,
         offset=offset,
     )
-    return _page(request, query)
+    return _page(request, query, actor)
 
 
 @router.get("/{application_id}", summary="An application with its attempts and latest figures")
-def get_application(application_id: str, request: Request) -> dict[str, Any]:
-    return details_document(services_of(request).applications.get(application_id))
+def get_application(
+    application_id: str, request: Request, actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
+    return details_document(services_of(request).applications.get(application_id, actor=actor))
 
 
 @router.post("/{application_id}/abort", status_code=202, summary="Abort an application")
@@ -113,14 +117,17 @@ def application_events(
     application_id: str,
     request: Request,
     after: int | None = Query(None, description="Only events after this event id."),
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
-    events = services_of(request).applications.events(application_id, after_id=after)
+    events = services_of(request).applications.events(application_id, actor=actor, after_id=after)
     return {"items": [event_document(event) for event in events]}
 
 
 @router.get("/{application_id}/metrics", summary="Latest query figures and executor figures")
-def application_metrics(application_id: str, request: Request) -> dict[str, Any]:
-    details = services_of(request).applications.get(application_id)
+def application_metrics(
+    application_id: str, request: Request, actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
+    details = services_of(request).applications.get(application_id, actor=actor)
     return {
         "latest": details.application.latest or {},
         "executors": details.executors,
@@ -136,8 +143,9 @@ def application_progress(
     application_id: str,
     request: Request,
     limit: int = Query(100, description="How many of the latest, 1 to 500."),
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
-    records = services_of(request).applications.progress(application_id, limit=limit)
+    records = services_of(request).applications.progress(application_id, actor=actor, limit=limit)
     return {
         "items": [
             {"attempt": r.attempt, "sequence": r.sequence, "type": r.type, "event": r.payload}
@@ -147,8 +155,10 @@ def application_progress(
 
 
 @router.get("/{application_id}/template", summary="The job exactly as this application runs it")
-def application_template(application_id: str, request: Request) -> dict[str, Any]:
-    return services_of(request).applications.template(application_id)
+def application_template(
+    application_id: str, request: Request, actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
+    return services_of(request).applications.template(application_id, actor=actor)
 
 
 @router.get("/{application_id}/logs", summary="Part of a driver or executor log")
@@ -160,10 +170,17 @@ def application_log(
     tail: int | None = Query(None, description="The last N lines."),
     start: int | None = Query(None, description="From this byte."),
     end: int | None = Query(None, description="Up to this byte (not included)."),
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     logs = services_of(request).logs
     piece = logs.read(
-        application_id, instance=instance, attempt=attempt, tail=tail, start=start, end=end
+        application_id,
+        actor=actor,
+        instance=instance,
+        attempt=attempt,
+        tail=tail,
+        start=start,
+        end=end,
     )
     return {
         "instance": piece.instance,
@@ -172,7 +189,7 @@ def application_log(
         "end": piece.end,
         "size": piece.size,
         "text": piece.text,
-        "instances": logs.instances(application_id, attempt=piece.attempt),
+        "instances": logs.instances(application_id, actor=actor, attempt=piece.attempt),
     }
 
 
@@ -182,9 +199,10 @@ def download_log(
     request: Request,
     instance: str = Query("driver"),
     attempt: int | None = Query(None),
+    actor: Actor = Depends(require_actor),
 ) -> FileResponse:
     number, path = services_of(request).logs.path(
-        application_id, instance=instance, attempt=attempt
+        application_id, actor=actor, instance=instance, attempt=attempt
     )
     return FileResponse(
         path, media_type="text/plain", filename=f"{application_id}-{number}-{instance}.log"
@@ -215,8 +233,8 @@ def receive_reports(
     return {"accepted": added}
 
 
-def _page(request: Request, query: ApplicationQuery) -> dict[str, Any]:
-    page = services_of(request).applications.list(query)
+def _page(request: Request, query: ApplicationQuery, actor: Actor) -> dict[str, Any]:
+    page = services_of(request).applications.list(query, actor=actor)
     return {
         "items": [application_document(record) for record in page.items],
         "total": page.total,

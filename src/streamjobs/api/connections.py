@@ -19,7 +19,7 @@ from streamjobs.services.connections import ConnectionQuery, connection_document
 CONNECTIONS = "/api/v1/connections"
 router = APIRouter(prefix=CONNECTIONS, tags=["connections"])
 
-MANIFEST_BODY = manifest_body("Connection", "/api/v1/schema/connection.json")
+MANIFEST_BODY = manifest_body("Connection")
 
 
 @router.get("", summary="List connections")

@@ -4,15 +4,17 @@ is (``Location``), which version a client holds (``ETag``) and which one it expe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 from streamjobs.domain.errors import FieldError, InvalidInput
 
 
-def manifest_body(kind: str, schema_url: str) -> dict[str, Any]:
-    """OpenAPI request body of a route that takes a ``kind`` manifest as JSON or YAML."""
-    schema = {"$ref": schema_url}
+def manifest_body(kind: str) -> dict[str, Any]:
+    """OpenAPI request body of a route that takes a ``kind`` manifest as JSON or YAML; its
+    schema is the document's component ``kind`` (see ``with_manifest_schemas``)."""
+    schema = {"$ref": component_ref(kind)}
     return {
         "requestBody": {
             "required": True,
@@ -44,3 +46,24 @@ def expected_version(if_match: str | None) -> int | None:
     except ValueError:
         message = 'must be a resourceVersion as the ETag gave it, e.g. "3"'
         raise InvalidInput([FieldError("header.If-Match", message)]) from None
+
+
+def component_ref(name: str) -> str:
+    return f"#/components/schemas/{name}"
+
+
+def with_manifest_schemas(
+    document: dict[str, Any], manifests: dict[str, Callable[[str], dict[str, Any]]]
+) -> dict[str, Any]:
+    """The OpenAPI document with each manifest's JSON Schema among its components, so clients
+    and tools resolve request bodies without fetching anything else. ``manifests`` maps a kind
+    to the function giving its schema for a ``$ref`` template; a kind's own definitions are
+    named ``<kind>.<definition>``, so two kinds never clash."""
+    components = document.setdefault("components", {}).setdefault("schemas", {})
+    for kind, schema_of in manifests.items():
+        schema = schema_of(component_ref(kind + ".{model}"))
+        schema.pop("$schema", None)
+        for name, definition in schema.pop("$defs", {}).items():
+            components[f"{kind}.{name}"] = definition
+        components[kind] = schema
+    return document

@@ -16,7 +16,7 @@ from streamjobs.services.jobs import JobQuery, job_document
 JOBS = "/api/v1/jobs"
 router = APIRouter(prefix=JOBS, tags=["jobs"])
 
-MANIFEST_BODY = manifest_body("StreamingJob", "/api/v1/schema/streamingjob.json")
+MANIFEST_BODY = manifest_body("StreamingJob")
 MERGE_PATCH_BODY: dict[str, Any] = {
     "requestBody": {
         "required": True,
@@ -35,12 +35,13 @@ def list_jobs(
     search: str | None = Query(None, description="Only jobs whose name contains this text."),
     limit: int = Query(50, description="Page size, 1 to 500."),
     offset: int = Query(0, description="How many matching jobs to skip."),
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     query = JobQuery(
         status=status, tag=tag, bundle=bundle, search=search, limit=limit, offset=offset
     )
     services = services_of(request)
-    page = services.jobs.list(query)
+    page = services.jobs.list(query, actor=actor)
     latest = services.applications.latest_for_jobs([record.name for record in page.items])
     return {
         "items": [job_document(record, latest.get(record.name)) for record in page.items],
@@ -64,9 +65,11 @@ def create_job(
 
 
 @router.get("/{name}", summary="Get a job")
-def get_job(name: str, request: Request, response: Response) -> dict[str, Any]:
+def get_job(
+    name: str, request: Request, response: Response, actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
     services = services_of(request)
-    record = services.jobs.get(name)
+    record = services.jobs.get(name, actor=actor)
     response.headers["ETag"] = etag(record.version)
     return job_document(record, services.applications.latest_for_jobs([name]).get(name))
 
@@ -153,5 +156,7 @@ def delete_job(
 
 
 @router.get("/{name}/template", summary="The job's full resolved template")
-def job_template(name: str, request: Request) -> dict[str, Any]:
-    return services_of(request).jobs.template(name)
+def job_template(
+    name: str, request: Request, actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
+    return services_of(request).jobs.template(name, actor=actor)

@@ -71,8 +71,10 @@ class PutAnswer(BaseModel):
     response_model=SecretList,
     responses={404: {"description": "No such bundle", **PROBLEM}},
 )
-def list_secrets(request: Request, bundle: str = BundleName) -> dict[str, Any]:
-    records = services_of(request).secrets.list(bundle)
+def list_secrets(
+    request: Request, bundle: str = BundleName, actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
+    records = services_of(request).secrets.list(bundle, actor=actor)
     return {"items": [secret_document(record) for record in records], "total": len(records)}
 
 

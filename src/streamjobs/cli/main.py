@@ -10,7 +10,14 @@ from typing import Annotated, Any
 
 import typer
 
-from streamjobs.cli import app_commands, secret_commands, server_commands
+from streamjobs.cli import (
+    access_commands,
+    app_commands,
+    bundle_commands,
+    people_commands,
+    secret_commands,
+    server_commands,
+)
 from streamjobs.cli.config import Login, resolve_login, save_login
 from streamjobs.cli.dev_commands import dev_app
 from streamjobs.cli.failures import EXIT_INVALID_INPUT, fail, reported_failures
@@ -38,7 +45,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-create_app = typer.Typer(help="Create a resource from options (secrets).", no_args_is_help=True)
+create_app = typer.Typer(
+    help="Create a resource from options: users, groups, tokens, bundles, secrets…",
+    no_args_is_help=True,
+)
 get_app = typer.Typer(help="List or show resources.", no_args_is_help=True)
 describe_app = typer.Typer(help="Show a resource in detail.", no_args_is_help=True)
 delete_app = typer.Typer(help="Delete a resource.", no_args_is_help=True)
@@ -76,6 +86,9 @@ def _client(ctx: typer.Context) -> StreamjobsClient:
 
 app_commands.register(app, get_app, describe_app, _client)
 secret_commands.register(create_app, get_app, delete_app, _client)
+people_commands.register(app, create_app, get_app, delete_app, _client)
+bundle_commands.register(app, create_app, get_app, describe_app, delete_app, _client)
+access_commands.register(app, get_app, _client)
 
 
 @dataclass(frozen=True)

@@ -29,14 +29,14 @@ def console(*, stderr: bool = False) -> Console:
 
 
 def print_jobs(jobs: list[dict[str, Any]], output: OutputFormat) -> None:
-    _print_list(jobs, output, _jobs_table)
+    print_list(jobs, output, _jobs_table)
 
 
 def print_connections(connections: list[dict[str, Any]], output: OutputFormat) -> None:
-    _print_list(connections, output, _connections_table)
+    print_list(connections, output, _connections_table)
 
 
-def _print_list(
+def print_list(
     items: list[dict[str, Any]],
     output: OutputFormat,
     table: Callable[[list[dict[str, Any]]], Table],
@@ -56,7 +56,7 @@ def print_document(document: dict[str, Any], output: OutputFormat) -> None:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
 
 
-def _table(*columns: str) -> Table:
+def new_table(*columns: str) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for column in columns:
         table.add_column(column, no_wrap=True)
@@ -64,7 +64,7 @@ def _table(*columns: str) -> Table:
 
 
 def _jobs_table(jobs: list[dict[str, Any]]) -> Table:
-    table = _table(
+    table = new_table(
         "NAME",
         "NAMESPACE",
         "BUNDLE",
@@ -87,7 +87,7 @@ def _jobs_table(jobs: list[dict[str, Any]]) -> Table:
             rate(application.get("inputRowsPerSecond")),
             rate(application.get("processedRowsPerSecond")),
             _tags(metadata.get("tags") or {}),
-            _when(metadata["updateTimestamp"]),
+            when(metadata["updateTimestamp"]),
         )
     return table
 
@@ -97,7 +97,7 @@ def rate(value: float | None) -> str:
 
 
 def _connections_table(connections: list[dict[str, Any]]) -> Table:
-    table = _table("NAME", "NAMESPACE", "TYPE", "TARGET", "TAGS", "UPDATED")
+    table = new_table("NAME", "NAMESPACE", "TYPE", "TARGET", "TAGS", "UPDATED")
     for connection in connections:
         metadata, spec = connection["metadata"], connection["spec"]
         table.add_row(
@@ -106,7 +106,7 @@ def _connections_table(connections: list[dict[str, Any]]) -> Table:
             spec["type"],
             _target(spec),
             _tags(metadata.get("tags") or {}),
-            _when(metadata["updateTimestamp"]),
+            when(metadata["updateTimestamp"]),
         )
     return table
 
@@ -136,8 +136,8 @@ def describe_connection(connection: dict[str, Any]) -> str:
         lines.append(f"User:           {spec['user']}")
     lines += [
         f"Version:        {metadata['resourceVersion']}",
-        f"Created:        {_when(metadata['creationTimestamp'])} by {metadata['createdBy']}",
-        f"Updated:        {_when(metadata['updateTimestamp'])} by {metadata['updatedBy']}",
+        f"Created:        {when(metadata['creationTimestamp'])} by {metadata['createdBy']}",
+        f"Updated:        {when(metadata['updateTimestamp'])} by {metadata['updatedBy']}",
         "",
         "Options:" + ("" if spec.get("options") else "        -"),
         *(f"  {key} = {value}" for key, value in sorted((spec.get("options") or {}).items())),
@@ -163,8 +163,8 @@ def describe_job(job: dict[str, Any]) -> str:
         f"Status:         {job['status']['phase']}",
         *_latest_application_lines(job["status"].get("application")),
         f"Version:        {metadata['resourceVersion']}",
-        f"Created:        {_when(metadata['creationTimestamp'])} by {metadata['createdBy']}",
-        f"Updated:        {_when(metadata['updateTimestamp'])} by {metadata['updatedBy']}",
+        f"Created:        {when(metadata['creationTimestamp'])} by {metadata['createdBy']}",
+        f"Updated:        {when(metadata['updateTimestamp'])} by {metadata['updatedBy']}",
         "",
         *_application_lines(spec),
         "",
@@ -182,7 +182,7 @@ def _latest_application_lines(application: dict[str, Any] | None) -> list[str]:
         return []
     return [
         f"Latest run:     {application['name']} ({application['id']}) {application['state']}, "
-        f"started {_when(application['startedAt'])} by {application['startedBy']}",
+        f"started {when(application['startedAt'])} by {application['startedBy']}",
         f"Rows/s:         {rate(application.get('inputRowsPerSecond'))} in, "
         f"{rate(application.get('processedRowsPerSecond'))} processed",
     ]
@@ -242,5 +242,5 @@ def _tags(tags: dict[str, str]) -> str:
     return ",".join(f"{key}={value}" for key, value in sorted(tags.items()))
 
 
-def _when(timestamp: str) -> str:
+def when(timestamp: str) -> str:
     return datetime.fromisoformat(timestamp).strftime("%Y-%m-%d %H:%M:%S UTC")

@@ -18,6 +18,7 @@ from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic.json_schema import DEFAULT_REF_TEMPLATE
 
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.domain.formats import (
@@ -151,9 +152,10 @@ def parse_connection(document: Mapping[str, Any], *, source: str | None = None) 
     return connection
 
 
-def connection_json_schema() -> dict[str, Any]:
-    """JSON Schema (draft 2020-12) of the Connection manifest, for editors and the API."""
-    schema = Connection.model_json_schema(by_alias=True)
+def connection_json_schema(ref_template: str = DEFAULT_REF_TEMPLATE) -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of the Connection manifest, for editors and the API
+    (``ref_template`` places its definitions, e.g. in an OpenAPI document's components)."""
+    schema = Connection.model_json_schema(by_alias=True, ref_template=ref_template)
     return {"$schema": JSON_SCHEMA_DIALECT, **schema, "title": "Connection"}
 
 

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from pydantic.json_schema import DEFAULT_REF_TEMPLATE
+
 from streamjobs.domain.documents import load_documents
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.domain.manifest import (
@@ -154,7 +156,8 @@ def resolved_template(job: StreamingJob, *, checkpoint_root: str) -> dict[str, A
     return template
 
 
-def manifest_json_schema() -> dict[str, Any]:
-    """JSON Schema (draft 2020-12) of the StreamingJob manifest, for editors and the API."""
-    schema = StreamingJob.model_json_schema(by_alias=True)
+def manifest_json_schema(ref_template: str = DEFAULT_REF_TEMPLATE) -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of the StreamingJob manifest, for editors and the API
+    (``ref_template`` places its definitions, e.g. in an OpenAPI document's components)."""
+    schema = StreamingJob.model_json_schema(by_alias=True, ref_template=ref_template)
     return {"$schema": JSON_SCHEMA_DIALECT, **schema, "title": "StreamingJob"}

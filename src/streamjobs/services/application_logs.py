@@ -11,10 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from streamjobs.domain.access import Actor, JobAction
 from streamjobs.domain.errors import FieldError, InvalidInput, NotFound
 from streamjobs.domain.manifest import Deployment
 from streamjobs.launch import logs
 from streamjobs.launch.base import DriverHandle, Launcher
+from streamjobs.services.access import require_job
 from streamjobs.store import AttemptRecord
 from streamjobs.store.db import Store
 
@@ -40,15 +42,18 @@ class ApplicationLogs:
         self._store = store
         self._launchers = launchers
 
-    def instances(self, application_id: str, *, attempt: int | None = None) -> dict[str, int]:
+    def instances(
+        self, application_id: str, *, actor: Actor, attempt: int | None = None
+    ) -> dict[str, int]:
         """Each log instance of the attempt (default: the latest) and its size in bytes."""
-        files = self._files(application_id, attempt)[1]
+        files = self._files(application_id, attempt, actor)[1]
         return {name: logs.size(path) for name, path in sorted(files.items())}
 
     def read(
         self,
         application_id: str,
         *,
+        actor: Actor,
         instance: str = "driver",
         attempt: int | None = None,
         tail: int | None = None,
@@ -56,7 +61,7 @@ class ApplicationLogs:
         end: int | None = None,
     ) -> LogPiece:
         """The last ``tail`` lines, or bytes ``start``..``end`` (default the whole file)."""
-        number, path = self.path(application_id, instance=instance, attempt=attempt)
+        number, path = self.path(application_id, actor=actor, instance=instance, attempt=attempt)
         size = logs.size(path)
         if tail is not None:
             if not 0 < tail <= MAX_TAIL_LINES:
@@ -74,19 +79,26 @@ class ApplicationLogs:
         )
 
     def path(
-        self, application_id: str, *, instance: str = "driver", attempt: int | None = None
+        self,
+        application_id: str,
+        *,
+        actor: Actor,
+        instance: str = "driver",
+        attempt: int | None = None,
     ) -> tuple[int, Path]:
-        """The attempt number and the file of one log instance."""
-        record, files = self._files(application_id, attempt)
+        """The attempt number and the file of one log instance (``actor`` must see the job)."""
+        record, files = self._files(application_id, attempt, actor)
         if instance not in files:
             known = ", ".join(sorted(files)) or "none yet"
             raise NotFound("log", f"{instance} of attempt {record.number} (logs: {known})")
         return record.number, files[instance]
 
     def _files(
-        self, application_id: str, attempt: int | None
+        self, application_id: str, attempt: int | None, actor: Actor
     ) -> tuple[AttemptRecord, dict[str, Path]]:
         with self._store.transaction() as repos:
+            application = repos.applications.get(application_id)
+            require_job(repos, actor, application.job_name, application.bundle, JobAction.VIEW)
             spec = repos.applications.spec(application_id)
             attempts = repos.applications.attempts(application_id)
         chosen = [a for a in attempts if attempt is None or a.number == attempt]

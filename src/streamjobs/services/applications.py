@@ -12,11 +12,13 @@ import builtins
 from dataclasses import dataclass
 from typing import Any
 
-from streamjobs.domain.access import Actor
+from streamjobs.domain.access import Actor, JobAction
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import Conflict, FieldError, InvalidInput, NotFound
+from streamjobs.domain.quotas import Demand, application_demand, check_quota
 from streamjobs.domain.spec import parse_manifest, resolved_template
 from streamjobs.domain.states import LIVE_STATES, AppEvent, AppState
+from streamjobs.services.access import require_job, visible_to
 from streamjobs.services.application_state import move
 from streamjobs.services.resources import Page, audit, check_page
 from streamjobs.store import (
@@ -65,8 +67,10 @@ class ApplicationService:
         now = self._clock.now()
         with self._store.transaction() as repos:
             job = repos.jobs.get(job_name)
+            require_job(repos, actor, job.name, job.bundle, JobAction.RUN)
             spec = self._snapshot(job.manifest)
             run_as = (spec["spec"].get("runAs")) or job.created_by
+            demand = _reserve(repos, job.bundle, spec)
             application = repos.applications.add(
                 job_name=job.name,
                 namespace=job.namespace,
@@ -77,6 +81,7 @@ class ApplicationService:
                 triggered_by=actor.name,
                 run_as=run_as,
                 at=now,
+                demand=demand,
             )
             repos.jobs.set_status(job.name, str(AppState.STARTING))
             repos.applications.add_event(
@@ -93,15 +98,20 @@ class ApplicationService:
         """Start a suspended application again from its checkpoint, with the job as it is now."""
         now = self._clock.now()
         with self._store.transaction() as repos:
-            application = self._live(repos, job_name)
             job = repos.jobs.get(job_name)
+            require_job(repos, actor, job.name, job.bundle, JobAction.RESUME)
+            application = self._live(repos, job_name)
+            spec = self._snapshot(job.manifest)
+            demand = _reserve(repos, job.bundle, spec)
             resumed = move(
                 repos,
                 application,
                 AppEvent.RESUMED,
                 at=now,
                 changes={
-                    "spec": self._snapshot(job.manifest),
+                    "spec": spec,
+                    "cores": demand.cores,
+                    "memory_mb": demand.memory_mb,
                     "submission_failures": 0,
                     "execution_failures": 0,
                     "error_message": None,
@@ -115,15 +125,16 @@ class ApplicationService:
         """Abort an application: SIGTERM to its driver, SIGKILL after the grace period."""
         with self._store.transaction() as repos:
             application = repos.applications.get(application_id)
+            require_job(repos, actor, application.job_name, application.bundle, JobAction.ABORT)
             aborted = self._requested(repos, application, AppEvent.ABORT_REQUESTED, "abort", actor)
             self._audit(
                 repos, actor, "application.abort", application.job_name, {"application": aborted.id}
             )
             return aborted
 
-    def get(self, application_id: str) -> ApplicationDetails:
+    def get(self, application_id: str, *, actor: Actor) -> ApplicationDetails:
         with self._store.transaction() as repos:
-            application = repos.applications.get(application_id)
+            application = _visible(repos, actor, application_id)
             figures = repos.applications.executor_figures(application_id)
             return ApplicationDetails(
                 application=application,
@@ -131,7 +142,8 @@ class ApplicationService:
                 executors=figures.figures if figures else None,
             )
 
-    def list(self, query: ApplicationQuery) -> ApplicationPage:
+    def list(self, query: ApplicationQuery, *, actor: Actor) -> ApplicationPage:
+        """The applications of the jobs ``actor`` may see that pass the query's filters."""
         check_page(query.limit, query.offset)
         states = [_state(query.status)] if query.status else None
         tag = _tag_filter(query.tag) if query.tag else None
@@ -143,8 +155,10 @@ class ApplicationService:
             "search": query.search,
         }
         with self._store.transaction() as repos:
+            filters["bundles"] = visible_to(repos, actor)
             if query.job_name is not None:
-                repos.jobs.get(query.job_name)
+                job = repos.jobs.get(query.job_name)
+                require_job(repos, actor, job.name, job.bundle, JobAction.VIEW)
             items = repos.applications.list(**filters, limit=query.limit, offset=query.offset)
             total = repos.applications.count(**filters)
         return ApplicationPage(items=items, total=total, limit=query.limit, offset=query.offset)
@@ -154,21 +168,24 @@ class ApplicationService:
             return repos.applications.latest_for_jobs(job_names)
 
     def events(
-        self, application_id: str, *, after_id: int | None = None
+        self, application_id: str, *, actor: Actor, after_id: int | None = None
     ) -> builtins.list[ApplicationEventRecord]:
         with self._store.transaction() as repos:
-            repos.applications.get(application_id)
+            _visible(repos, actor, application_id)
             return repos.applications.events(application_id, after_id=after_id)
 
-    def progress(self, application_id: str, *, limit: int = 100) -> builtins.list[ProgressRecord]:
+    def progress(
+        self, application_id: str, *, actor: Actor, limit: int = 100
+    ) -> builtins.list[ProgressRecord]:
         check_page(limit, 0)
         with self._store.transaction() as repos:
-            repos.applications.get(application_id)
+            _visible(repos, actor, application_id)
             return repos.applications.progress(application_id, limit=limit)
 
-    def template(self, application_id: str) -> dict[str, Any]:
+    def template(self, application_id: str, *, actor: Actor) -> dict[str, Any]:
         """The job exactly as this application runs it (its immutable snapshot)."""
         with self._store.transaction() as repos:
+            _visible(repos, actor, application_id)
             return repos.applications.spec(application_id)
 
     def _snapshot(self, manifest: dict[str, Any]) -> dict[str, Any]:
@@ -179,6 +196,8 @@ class ApplicationService:
         self, job_name: str, event: AppEvent, request: str, *, actor: Actor
     ) -> ApplicationRecord:
         with self._store.transaction() as repos:
+            job = repos.jobs.get(job_name)
+            require_job(repos, actor, job.name, job.bundle, JobAction.STOP)
             application = self._live(repos, job_name)
             changed = self._requested(repos, application, event, request, actor)
             self._audit(repos, actor, f"job.{request}", job_name, {"application": changed.id})
@@ -215,6 +234,45 @@ class ApplicationService:
         self, repos: Repositories, actor: Actor, action: str, name: str, detail: dict[str, Any]
     ) -> None:
         audit(repos, self._clock, actor, action, kind="job", name=name, detail=detail)
+
+
+def _visible(repos: Repositories, actor: Actor, application_id: str) -> ApplicationRecord:
+    """The application, if ``actor`` may see its job; ``NotFound`` (naming the application)
+    otherwise, so an application's existence is not disclosed either."""
+    application = repos.applications.get(application_id)
+    try:
+        require_job(repos, actor, application.job_name, application.bundle, JobAction.VIEW)
+    except NotFound:
+        raise NotFound("application", application_id) from None
+    return application
+
+
+def _reserve(repos: Repositories, bundle: str, spec: dict[str, Any]) -> Demand:
+    """What an application of ``spec`` takes, after checking it fits the bundle's quotas.
+
+    The bundle is locked first, so concurrent Runs in one bundle are counted one after the
+    other. Only running applications count (a suspended one being resumed does not yet).
+    """
+    repos.bundles.lock(bundle)
+    instance = spec["spec"]["instance"]
+    sizes = repos.node_types.sizes()
+    standard = instance["deployment"] == "standard"
+    for role in ("driver", "executor") if standard else ("driver",):
+        if instance.get(role) not in sizes:
+            raise Conflict(
+                f"spec.instance.{role}: node type {instance.get(role)!r} no longer exists; "
+                "configure the job with one that does"
+            )
+    demand = application_demand(
+        driver=instance["driver"],
+        executor=instance.get("executor") if standard else None,
+        executors=instance.get("executors"),
+        node_types=sizes,
+    )
+    check_quota(
+        bundle, repos.bundles.get(bundle).quota, repos.applications.demand_in_bundle(bundle), demand
+    )
+    return demand
 
 
 def _state(status: str) -> AppState:

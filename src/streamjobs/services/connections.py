@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from streamjobs.domain.access import Actor
+from streamjobs.domain.access import Actor, DomainPermission, require_domain_permission
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.connections import (
     Connection,
@@ -64,6 +64,7 @@ class ConnectionService:
         return parse_connection(manifest, source=source)
 
     def create(self, document: Any, *, actor: Actor) -> ConnectionRecord:
+        require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
         connection = self.validate(document)
         with self._store.transaction() as repos:
             return self._add(connection, repos, actor=actor)
@@ -73,6 +74,7 @@ class ConnectionService:
     ) -> tuple[ConnectionRecord, ApplyOutcome]:
         """Create the connection, or bring it to the manifest; the same manifest twice changes
         nothing. A ``metadata.resourceVersion`` in the manifest must still be the current one."""
+        require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
         connection = self.validate(document)
         require_same_name(
             KIND,
@@ -106,6 +108,7 @@ class ConnectionService:
 
     def delete(self, name: str, *, actor: Actor, expected_version: int | None = None) -> None:
         """Delete the connection; a ``Conflict`` naming the jobs if any job's dataset uses it."""
+        require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
         with self._store.transaction() as repos:
             record = repos.connections.get(name)
             repos.connections.delete(name, expected_version=expected_version)

@@ -14,9 +14,12 @@ from streamjobs.launch.local import LocalLauncher
 from streamjobs.launch.standalone import StandaloneLauncher
 from streamjobs.services.application_logs import ApplicationLogs
 from streamjobs.services.applications import ApplicationService
+from streamjobs.services.audit_log import AuditLogService
+from streamjobs.services.bundles import BundleService
 from streamjobs.services.connections import ConnectionService
 from streamjobs.services.identity import IdentityService
 from streamjobs.services.jobs import JobService
+from streamjobs.services.people import PeopleService
 from streamjobs.services.reports import ReportService
 from streamjobs.services.secret_box import SecretBox, load_key
 from streamjobs.services.secrets import SecretService
@@ -42,6 +45,9 @@ class Services:
     reports: ReportService
     logs: ApplicationLogs
     secrets: SecretService
+    people: PeopleService
+    bundles: BundleService
+    audit: AuditLogService
 
 
 def open_services(
@@ -60,6 +66,7 @@ def open_services(
     store = Store(engine)
     launchers = launchers if launchers is not None else launchers_for(settings)
     checkpoint_root = settings.resolved_checkpoint_root
+    identity = IdentityService(store=store, clock=clock)
     return Services(
         clock=clock,
         store=store,
@@ -67,11 +74,14 @@ def open_services(
         launchers=launchers,
         jobs=JobService(store=store, clock=clock, checkpoint_root=checkpoint_root),
         connections=ConnectionService(store=store, clock=clock),
-        identity=IdentityService(store=store, clock=clock),
+        identity=identity,
         applications=ApplicationService(store=store, clock=clock, checkpoint_root=checkpoint_root),
         reports=ReportService(store=store, clock=clock, keep_last=settings.progress_kept),
         logs=ApplicationLogs(store=store, launchers=launchers),
         secrets=SecretService(store=store, clock=clock, box=box),
+        people=PeopleService(store=store, clock=clock, identity=identity),
+        bundles=BundleService(store=store, clock=clock),
+        audit=AuditLogService(store=store),
     )
 
 

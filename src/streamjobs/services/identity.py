@@ -20,6 +20,7 @@ from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import FieldError, InvalidInput, NotFound, Unauthenticated
 from streamjobs.store import TokenRecord
 from streamjobs.store.db import Repositories, Store
+from streamjobs.store.identity import UserRecord
 
 TOKEN_PREFIX = "sj_"
 LAST_USED_RESOLUTION = timedelta(minutes=1)
@@ -41,6 +42,18 @@ _DUMMY_HASH = _HASHER.hash(secrets.token_urlsafe(16))
 
 def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def principal_of(repos: Repositories, user: UserRecord) -> Principal:
+    """The principal ``user`` is now: its kind, its groups, and its domain permissions."""
+    groups = repos.groups.groups_of(user.name)
+    return Principal(
+        name=user.name,
+        is_admin=user.is_admin,
+        kind=user.kind,
+        groups=groups,
+        permissions=repos.grants.domain_permissions(user.name, groups),
+    )
 
 
 @dataclass(frozen=True)
@@ -111,7 +124,7 @@ class IdentityService:
                 raise Unauthenticated("the access token has expired")
             if record.last_used_at is None or now - record.last_used_at >= LAST_USED_RESOLUTION:
                 repos.tokens.touch(record.id, now)
-        principal = Principal(name=record.user_name, is_admin=record.user_is_admin)
+            principal = principal_of(repos, repos.users.get(record.user_name))
         if len(self._verified) >= MAX_VERIFIED_TOKENS:
             self._verified.clear()
         self._verified[digest] = _Verified(principal, checked_at=now, expires_at=record.expires_at)
@@ -133,15 +146,22 @@ class IdentityService:
 
     def set_password(self, user: str, password: str, *, actor: Actor) -> None:
         """Give ``user`` a new password (at least ``MIN_PASSWORD_LENGTH`` characters)."""
+        password_hash = self.password_hash(password)
+        with self._store.transaction() as repos:
+            if repos.users.find(user) is None:
+                raise NotFound("user", user)
+            repos.users.set_password_hash(user, password_hash)
+            self._audit(repos, actor, "user.password-set", "user", user)
+
+    @staticmethod
+    def password_hash(password: str) -> str:
+        """The Argon2id hash of a new password; ``InvalidInput`` at ``password`` if it is
+        shorter than ``MIN_PASSWORD_LENGTH``."""
         if len(password) < MIN_PASSWORD_LENGTH:
             raise InvalidInput(
                 [FieldError("password", f"must be at least {MIN_PASSWORD_LENGTH} characters")]
             )
-        with self._store.transaction() as repos:
-            if repos.users.find(user) is None:
-                raise NotFound("user", user)
-            repos.users.set_password_hash(user, _HASHER.hash(password))
-            self._audit(repos, actor, "user.password-set", "user", user)
+        return _HASHER.hash(password)
 
     def sign_in(self, user: str, password: str) -> Principal:
         """The principal whose name and password these are; Unauthenticated otherwise (the
@@ -157,16 +177,21 @@ class IdentityService:
                 raise Unauthenticated(_WRONG_CREDENTIALS)
             if _HASHER.check_needs_rehash(stored):
                 repos.users.set_password_hash(user, _HASHER.hash(password))
-        return Principal(name=record.name, is_admin=record.is_admin)
+            return principal_of(repos, record)
 
     def principal(self, user: str) -> Principal:
         """The principal of an existing user (for a signed-in session); Unauthenticated if the
         user is gone."""
         with self._store.transaction() as repos:
             record = repos.users.find(user)
-        if record is None:
-            raise Unauthenticated("the session's user no longer exists; sign in again")
-        return Principal(name=record.name, is_admin=record.is_admin)
+            if record is None:
+                raise Unauthenticated("the session's user no longer exists; sign in again")
+            return principal_of(repos, record)
+
+    def forget_verified(self) -> None:
+        """Check every token against the store again: call after a change to who is who (a
+        user, a group, a membership or a domain grant), so it takes effect on the next request."""
+        self._verified.clear()
 
     def _issue(
         self,

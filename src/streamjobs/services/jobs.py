@@ -19,7 +19,16 @@ from typing import Any
 
 import json_merge_patch
 
-from streamjobs.domain.access import Actor
+from streamjobs.domain.access import (
+    Actor,
+    JobAction,
+    JobRef,
+    Permission,
+    PrincipalKind,
+    require_create_job,
+    require_move_to_bundle,
+    require_run_as,
+)
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.connections import connections_used, dataset_errors
 from streamjobs.domain.errors import Conflict, FieldError, InvalidInput
@@ -29,6 +38,7 @@ from streamjobs.domain.spec import (
     resolved_template,
     split_server_fields,
 )
+from streamjobs.services.access import allowed_actions, grants_for, require_job, visible_to
 from streamjobs.services.connections import stored_connections
 from streamjobs.services.resources import (
     ApplyOutcome,
@@ -93,6 +103,7 @@ class JobService:
             current = repos.jobs.find(name)
             if current is None:
                 return self._add(job, repos, actor=actor), ApplyOutcome.CREATED
+            require_job(repos, actor, current.name, current.bundle, JobAction.CONFIGURE)
             if current.manifest == stored_form(job):
                 _check_references(job, repos, source=None)
                 return current, ApplyOutcome.UNCHANGED
@@ -111,7 +122,7 @@ class JobService:
         """Apply a JSON merge patch (RFC 7396) to the job's manifest; the name cannot change."""
         if not isinstance(patch, Mapping):
             raise InvalidInput([FieldError("", "a merge patch must be a JSON object")])
-        current = self.get(name)
+        current = self.get(name, actor=actor)
         merged = json_merge_patch.merge(copy.deepcopy(current.manifest), copy.deepcopy(patch))
         job = self._parsed(merged)
         _require_same_name(name, job)
@@ -122,13 +133,14 @@ class JobService:
 
     def duplicate(self, name: str, *, new_name: str, actor: Actor) -> JobRecord:
         """Create a job named ``new_name`` with the same spec as ``name``."""
-        manifest = copy.deepcopy(self.get(name).manifest)
+        manifest = copy.deepcopy(self.get(name, actor=actor).manifest)
         manifest["metadata"]["name"] = new_name
         return self.create(manifest, actor=actor)
 
     def delete(self, name: str, *, actor: Actor, expected_version: int | None = None) -> None:
         with self._store.transaction() as repos:
             record = repos.jobs.get(name)
+            require_job(repos, actor, name, record.bundle, JobAction.DELETE)
             live = repos.applications.live_for_job(name)
             if live is not None:
                 raise Conflict(
@@ -142,11 +154,23 @@ class JobService:
         with self._store.transaction() as repos:
             return repos.jobs.find(name) is not None
 
-    def get(self, name: str) -> JobRecord:
+    def get(self, name: str, *, actor: Actor) -> JobRecord:
+        """The job; ``NotFound`` also when ``actor`` may not see it."""
         with self._store.transaction() as repos:
-            return repos.jobs.get(name)
+            record = repos.jobs.get(name)
+            require_job(repos, actor, name, record.bundle, JobAction.VIEW)
+            return record
 
-    def list(self, query: JobQuery) -> JobPage:
+    def permissions(self, name: str, *, actor: Actor) -> dict[JobAction, Permission | None]:
+        """For each action on the job, None if ``actor`` may take it, else the permission
+        missing; ``NotFound`` when they may not see the job."""
+        with self._store.transaction() as repos:
+            record = repos.jobs.get(name)
+            require_job(repos, actor, name, record.bundle, JobAction.VIEW)
+            return allowed_actions(repos, actor, name, record.bundle)
+
+    def list(self, query: JobQuery, *, actor: Actor) -> JobPage:
+        """The jobs ``actor`` may see that pass the query's filters."""
         check_page(query.limit, query.offset)
         tag = _parse_tag_filter(query.tag) if query.tag else None
         with self._store.transaction() as repos:
@@ -155,14 +179,15 @@ class JobService:
                 tag=tag,
                 bundle=query.bundle,
                 search=query.search,
+                bundles=visible_to(repos, actor),
                 limit=query.limit,
                 offset=query.offset,
             )
         return JobPage(items=items, total=total, limit=query.limit, offset=query.offset)
 
-    def template(self, name: str) -> dict[str, Any]:
+    def template(self, name: str, *, actor: Actor) -> dict[str, Any]:
         """The job's full template: every default filled in, secrets by name only."""
-        record = self.get(name)
+        record = self.get(name, actor=actor)
         job = parse_manifest(record.manifest, checkpoint_root=self._checkpoint_root)
         template = resolved_template(job, checkpoint_root=self._checkpoint_root)
         with self._store.transaction() as repos:
@@ -175,6 +200,8 @@ class JobService:
         return parse_manifest(manifest, checkpoint_root=self._checkpoint_root, source=source)
 
     def _add(self, job: StreamingJob, repos: Repositories, *, actor: Actor) -> JobRecord:
+        require_create_job(actor.principal, grants_for(repos, actor), job.spec.bundle)
+        _check_run_as(repos, actor, job.spec.run_as, previous=None)
         record = repos.jobs.add(
             name=job.metadata.name,
             namespace=job.metadata.namespace,
@@ -198,6 +225,14 @@ class JobService:
         actor: Actor,
         version: int,
     ) -> JobRecord:
+        require_job(repos, actor, current.name, current.bundle, JobAction.CONFIGURE)
+        require_move_to_bundle(
+            actor.principal,
+            grants_for(repos, actor),
+            JobRef(current.name, current.bundle),
+            job.spec.bundle,
+        )
+        _check_run_as(repos, actor, job.spec.run_as, previous=current.manifest["spec"].get("runAs"))
         record = repos.jobs.update(
             current.name,
             expected_version=version,
@@ -266,6 +301,27 @@ def _check_references(job: StreamingJob, repos: Repositories, *, source: str | N
         errors += dataset_errors(job, stored_connections(repos, lock_for_share=True))
     if errors:
         raise InvalidInput(errors, source=source)
+
+
+def _check_run_as(
+    repos: Repositories, actor: Actor, run_as: str | None, *, previous: str | None
+) -> None:
+    """A new ``runAs`` must name an existing user or service account the actor may run as; one
+    that stays as it was is left alone (the job was allowed to run as it already)."""
+    if run_as is None or run_as == previous:
+        return
+    user = repos.users.find(run_as)
+    if user is None:
+        raise InvalidInput(
+            [FieldError("spec.runAs", f"no user or service account is called {run_as!r}")]
+        )
+    service_accounts = {run_as} if user.kind is PrincipalKind.SERVICE_ACCOUNT else set()
+    require_run_as(
+        actor.principal,
+        run_as,
+        service_accounts=service_accounts,
+        service_account_grants=repos.grants.service_account_grants(service_account=run_as),
+    )
 
 
 def _node_type_fields(job: StreamingJob) -> list[tuple[str, str]]:

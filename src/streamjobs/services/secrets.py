@@ -12,10 +12,11 @@ import builtins
 from collections.abc import Iterable
 from enum import StrEnum
 
-from streamjobs.domain.access import Actor
+from streamjobs.domain.access import Actor, Permission
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import InvalidInput, NotFound
 from streamjobs.domain.secrets import name_errors, value_errors
+from streamjobs.services.access import require_bundle_permission
 from streamjobs.services.resources import audit
 from streamjobs.services.secret_box import SecretBox
 from streamjobs.store.db import Repositories, Store
@@ -47,7 +48,7 @@ class SecretService:
         ciphertext = self._box.seal(value, context=_context(bundle, name))
         now = self._clock.now()
         with self._store.transaction() as repos:
-            _require_bundle(repos, bundle)
+            require_bundle_permission(repos, actor, bundle, Permission.UPDATE, "changing a secret")
             current = repos.secrets.find(bundle, name)
             if current is None:
                 record = repos.secrets.add(
@@ -67,10 +68,10 @@ class SecretService:
             self._audit(repos, actor, f"secret.{outcome}", record)
         return record, outcome
 
-    def list(self, bundle: str) -> builtins.list[SecretRecord]:
-        """The bundle's secrets, by name, without their values."""
+    def list(self, bundle: str, *, actor: Actor) -> builtins.list[SecretRecord]:
+        """The bundle's secrets, by name, without their values (for those who may see its jobs)."""
         with self._store.transaction() as repos:
-            _require_bundle(repos, bundle)
+            require_bundle_permission(repos, actor, bundle, Permission.VIEW, "listing secrets")
             return repos.secrets.list(bundle)
 
     def delete(self, bundle: str, name: str, *, actor: Actor) -> None:
@@ -78,7 +79,7 @@ class SecretService:
         if name_errors(name):
             raise NotFound(KIND, name)
         with self._store.transaction() as repos:
-            _require_bundle(repos, bundle)
+            require_bundle_permission(repos, actor, bundle, Permission.UPDATE, "deleting a secret")
             record = repos.secrets.delete(bundle, name)
             self._audit(repos, actor, "secret.deleted", record)
 
@@ -103,11 +104,6 @@ class SecretService:
             name=f"{record.bundle}/{record.name}",
             detail={"bundle": record.bundle, "secret": record.name, "version": record.version},
         )
-
-
-def _require_bundle(repos: Repositories, bundle: str) -> None:
-    if "\x00" in bundle or not repos.bundles.exists(bundle):
-        raise NotFound("resource bundle", bundle)
 
 
 def _context(bundle: str, name: str) -> str:

@@ -11,7 +11,7 @@ outlive their jobs as history. Attempts, events, progress and executor figures l
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, cast
@@ -21,6 +21,7 @@ from sqlalchemy import ColumnElement, Row, Select, false, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from streamjobs.domain.errors import Conflict, NotFound
+from streamjobs.domain.quotas import Demand
 from streamjobs.domain.states import ACTIVE_STATES, LIVE_STATES, AppState
 from streamjobs.store.application_history import ApplicationHistory
 from streamjobs.store.base import VersionedRepository
@@ -50,6 +51,8 @@ CHANGEABLE_FIELDS = frozenset(
         "token_hash",
         "latest",
         "spec",
+        "cores",
+        "memory_mb",
     }
 )
 """What ``update`` may change; the rest (who started it, when) is fixed. ``spec`` changes only
@@ -104,6 +107,9 @@ class ApplicationRecord:
     latest: dict[str, Any]
     """The latest figures reported, e.g. ``inputRowsPerSecond``."""
     version: int
+    cores: int = 0
+    """Cores its driver and executors take, counted against its bundle's quota."""
+    memory_mb: int = 0
     token_hash: str | None = field(default=None, repr=False)
     """The sha256 (hex) of the token the application's driver reports with."""
 
@@ -133,6 +139,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         run_as: str,
         at: datetime,
         token_hash: str | None = None,
+        demand: Demand = Demand(),
     ) -> ApplicationRecord:
         """Store the job's next application at version 1, with its run number and name.
 
@@ -166,6 +173,8 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
             last_update_time=at,
             token_hash=token_hash,
             latest={},
+            cores=demand.cores,
+            memory_mb=demand.memory_mb,
         )
         try:
             self._insert(row)
@@ -225,6 +234,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         triggered_by: str | None = None,
         tag: TagFilter | None = None,
         search: str | None = None,
+        bundles: Collection[str] | None = None,
         limit: int = 100,
         offset: int = 0,
     ) -> builtins.list[ApplicationRecord]:
@@ -233,7 +243,12 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         ``search`` matches any part of the id or the name, ignoring case.
         """
         criteria = _criteria(
-            job_name=job_name, states=states, triggered_by=triggered_by, tag=tag, search=search
+            job_name=job_name,
+            states=states,
+            triggered_by=triggered_by,
+            tag=tag,
+            search=search,
+            bundles=bundles,
         )
         page = (
             _select_applications()
@@ -256,10 +271,16 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         triggered_by: str | None = None,
         tag: TagFilter | None = None,
         search: str | None = None,
+        bundles: Collection[str] | None = None,
     ) -> int:
         """How many applications pass every given filter (the same filters as ``list``)."""
         criteria = _criteria(
-            job_name=job_name, states=states, triggered_by=triggered_by, tag=tag, search=search
+            job_name=job_name,
+            states=states,
+            triggered_by=triggered_by,
+            tag=tag,
+            search=search,
+            bundles=bundles,
         )
         counted = select(func.count()).select_from(ApplicationRow).where(*criteria)
         return self._session.scalar(counted) or 0
@@ -286,6 +307,20 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
             )
         )
         return {row.job_name: _record(row) for row in rows}
+
+    def demand_in_bundle(self, bundle: str) -> Demand:
+        """What the bundle's running applications (``ACTIVE_STATES``) take in all."""
+        applications, cores, memory = self._session.execute(
+            select(
+                func.count(),
+                func.coalesce(func.sum(ApplicationRow.cores), 0),
+                func.coalesce(func.sum(ApplicationRow.memory_mb), 0),
+            ).where(
+                ApplicationRow.bundle == bundle,
+                ApplicationRow.state.in_([state.value for state in ACTIVE_STATES]),
+            )
+        ).one()
+        return Demand(applications=int(applications), cores=int(cores), memory_mb=int(memory))
 
     def supervised(self) -> builtins.list[ApplicationRecord]:
         """The applications the supervisor works on (``ACTIVE_STATES``), oldest first."""
@@ -349,8 +384,11 @@ def _criteria(
     triggered_by: str | None,
     tag: TagFilter | None,
     search: str | None,
+    bundles: Collection[str] | None,
 ) -> builtins.list[ColumnElement[bool]]:
     criteria: builtins.list[ColumnElement[bool]] = []
+    if bundles is not None:
+        criteria.append(ApplicationRow.bundle.in_(sorted(bundles)))
     if job_name is not None:
         criteria.append(ApplicationRow.job_name == job_name)
     if states is not None:

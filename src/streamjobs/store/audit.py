@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, func, select
 
 from streamjobs.store.base import Repository
 from streamjobs.store.tables import AuditEntryRow
@@ -59,12 +59,50 @@ class AuditRepository(Repository):
         self._insert(row)
         return _entry(row)
 
-    def list(self, *, limit: int = 100, offset: int = 0) -> builtins.list[AuditEntry]:
-        """One page of the log, newest entry first."""
+    def list(
+        self,
+        *,
+        limit: int = 100,
+        offset: int = 0,
+        actor: str | None = None,
+        resource_kind: str | None = None,
+        action: str | None = None,
+    ) -> builtins.list[AuditEntry]:
+        """One page of the entries that pass every given filter, newest first (``action``
+        matches a prefix: ``job.`` finds every job action)."""
+        criteria = _criteria(actor, resource_kind, action)
         rows = self._session.scalars(
-            select(AuditEntryRow).order_by(AuditEntryRow.id.desc()).limit(limit).offset(offset)
+            select(AuditEntryRow)
+            .where(*criteria)
+            .order_by(AuditEntryRow.id.desc())
+            .limit(limit)
+            .offset(offset)
         )
         return [_entry(row) for row in rows]
+
+    def count(
+        self,
+        *,
+        actor: str | None = None,
+        resource_kind: str | None = None,
+        action: str | None = None,
+    ) -> int:
+        criteria = _criteria(actor, resource_kind, action)
+        counted = select(func.count()).select_from(AuditEntryRow).where(*criteria)
+        return self._session.scalar(counted) or 0
+
+
+def _criteria(
+    actor: str | None, resource_kind: str | None, action: str | None
+) -> builtins.list[ColumnElement[bool]]:
+    criteria: builtins.list[ColumnElement[bool]] = []
+    if actor:
+        criteria.append(AuditEntryRow.actor == actor)
+    if resource_kind:
+        criteria.append(AuditEntryRow.resource_kind == resource_kind)
+    if action:
+        criteria.append(AuditEntryRow.action.startswith(action, autoescape=True))
+    return criteria
 
 
 def _entry(row: AuditEntryRow) -> AuditEntry:

@@ -1,18 +1,20 @@
-"""The names jobs refer to: node types (driver and executor sizes) and resource bundles.
+"""The names jobs refer to: node types (driver and executor sizes) and resource bundles with
+their quotas.
 
 The first migration seeds the bundle ``default`` and the node types ``small``, ``medium`` and
-``large``; quotas and permission grants of bundles come later.
+``large``. A bundle's permission grants are kept by ``store.access``.
 """
 
 from __future__ import annotations
 
 import builtins
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
+from streamjobs.domain.quotas import NodeSize, Quota
 from streamjobs.store.base import Repository
 from streamjobs.store.tables import NodeTypeRow, ResourceBundleRow
 
@@ -28,14 +30,34 @@ class NodeTypeRecord:
 
 @dataclass(frozen=True)
 class BundleRecord:
-    """A resource bundle: a named group of jobs."""
+    """A resource bundle: a named group of jobs, and its quotas."""
 
     name: str
     created_at: datetime
+    description: str | None = None
+    quota: Quota = field(default_factory=Quota)
 
 
 class NodeTypeRepository(Repository):
-    """Reads node types."""
+    """Adds, changes, reads and deletes node types."""
+
+    def put(self, name: str, *, cores: int, memory_mb: int) -> bool:
+        """Create or change the node type; True if it was created."""
+        row = self._session.get(NodeTypeRow, name)
+        if row is None:
+            self._insert(NodeTypeRow(name=name, cores=cores, memory_mb=memory_mb))
+            return True
+        row.cores, row.memory_mb = cores, memory_mb
+        self._session.flush()
+        return False
+
+    def delete(self, name: str) -> None:
+        if not self._rows_changed(delete(NodeTypeRow).where(NodeTypeRow.name == name)):
+            raise NotFound("node type", name)
+
+    def sizes(self) -> dict[str, NodeSize]:
+        """Every node type's size, by name."""
+        return {n.name: NodeSize(n.cores, n.memory_mb) for n in self.list()}
 
     def list(self) -> builtins.list[NodeTypeRecord]:
         """Every node type, smallest first."""
@@ -69,18 +91,66 @@ class BundleRepository(Repository):
         """Whether a bundle called ``name`` exists."""
         return self._session.get(ResourceBundleRow, name) is not None
 
-    def add(self, name: str, at: datetime) -> BundleRecord:
+    def get(self, name: str) -> BundleRecord:
+        row = self._session.get(ResourceBundleRow, name)
+        if row is None:
+            raise NotFound("resource bundle", name)
+        return _bundle_record(row)
+
+    def add(
+        self, name: str, at: datetime, *, description: str | None = None, quota: Quota = Quota()
+    ) -> BundleRecord:
         """Store a new bundle; ``AlreadyExists`` if the name is taken."""
         if self.exists(name):
             raise AlreadyExists("resource bundle", name)
-        row = ResourceBundleRow(name=name, created_at=at)
+        row = ResourceBundleRow(name=name, created_at=at, description=description)
+        _set_quota(row, quota)
         self._insert_unique(row, kind="resource bundle", name=name)
         return _bundle_record(row)
+
+    def update(self, name: str, *, description: str | None, quota: Quota) -> BundleRecord:
+        row = self._session.get(ResourceBundleRow, name)
+        if row is None:
+            raise NotFound("resource bundle", name)
+        row.description = description
+        _set_quota(row, quota)
+        self._session.flush()
+        return _bundle_record(row)
+
+    def lock(self, name: str) -> None:
+        """Hold the bundle's row for this transaction, so quota checks of concurrent Runs take
+        turns (on SQLite the write begins the transaction's write lock)."""
+        statement = (
+            update(ResourceBundleRow)
+            .where(ResourceBundleRow.name == name)
+            .values(name=ResourceBundleRow.name)
+        )
+        if not self._rows_changed(statement):
+            raise NotFound("resource bundle", name)
+
+    def delete(self, name: str) -> None:
+        if not self._rows_changed(delete(ResourceBundleRow).where(ResourceBundleRow.name == name)):
+            raise NotFound("resource bundle", name)
 
 
 def _node_type_record(row: NodeTypeRow) -> NodeTypeRecord:
     return NodeTypeRecord(name=row.name, cores=row.cores, memory_mb=row.memory_mb)
 
 
+def _set_quota(row: ResourceBundleRow, quota: Quota) -> None:
+    row.max_running_applications = quota.max_running_applications
+    row.max_cores = quota.max_cores
+    row.max_memory_mb = quota.max_memory_mb
+
+
 def _bundle_record(row: ResourceBundleRow) -> BundleRecord:
-    return BundleRecord(name=row.name, created_at=row.created_at)
+    return BundleRecord(
+        name=row.name,
+        created_at=row.created_at,
+        description=row.description,
+        quota=Quota(
+            max_running_applications=row.max_running_applications,
+            max_cores=row.max_cores,
+            max_memory_mb=row.max_memory_mb,
+        ),
+    )

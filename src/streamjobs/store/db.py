@@ -24,6 +24,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.engine import URL
 from sqlalchemy.orm import Session, sessionmaker
 
+from streamjobs.store.access import GrantRepository, GroupRepository
 from streamjobs.store.applications import ApplicationRepository
 from streamjobs.store.audit import AuditRepository
 from streamjobs.store.catalog import BundleRepository, NodeTypeRepository
@@ -123,6 +124,8 @@ class Repositories:
     bundles: BundleRepository
     audit: AuditRepository
     secrets: SecretRepository
+    groups: GroupRepository
+    grants: GrantRepository
 
     @classmethod
     def bound_to(cls, session: Session) -> Repositories:
@@ -137,6 +140,8 @@ class Repositories:
             bundles=BundleRepository(session),
             audit=AuditRepository(session),
             secrets=SecretRepository(session),
+            groups=GroupRepository(session),
+            grants=GrantRepository(session),
         )
 
 

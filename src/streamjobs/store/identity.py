@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from uuid import uuid4
 
-from sqlalchemy import Select, func, literal, select, update
+from sqlalchemy import Select, delete, func, literal, select, update
 
+from streamjobs.domain.access import PrincipalKind
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.store.base import Repository
 from streamjobs.store.tables import AccessTokenRow, UserRow, UtcDateTime
@@ -28,6 +29,7 @@ class UserRecord:
     is_admin: bool
     created_at: datetime
     password_hash: str | None = field(default=None, repr=False)
+    kind: PrincipalKind = PrincipalKind.USER
 
 
 @dataclass(frozen=True)
@@ -55,9 +57,15 @@ class UserRepository(Repository):
     """Adds and reads users."""
 
     def add(
-        self, name: str, *, is_admin: bool, password_hash: str | None = None, at: datetime
+        self,
+        name: str,
+        *,
+        is_admin: bool,
+        password_hash: str | None = None,
+        at: datetime,
+        kind: PrincipalKind = PrincipalKind.USER,
     ) -> UserRecord:
-        """Store a new user; ``AlreadyExists`` if the name is taken."""
+        """Store a new user or service account; ``AlreadyExists`` if the name is taken."""
         if self.find(name) is not None:
             raise AlreadyExists("user", name)
         row = UserRow(
@@ -66,6 +74,7 @@ class UserRepository(Repository):
             is_admin=is_admin,
             password_hash=password_hash,
             created_at=at,
+            kind=str(kind),
         )
         self._insert_unique(row, kind="user", name=name)
         return _user_record(row)
@@ -89,9 +98,18 @@ class UserRepository(Repository):
         return None if row is None else _user_record(row)
 
     def list(self) -> builtins.list[UserRecord]:
-        """Every user, by name."""
+        """Every user and service account, by name."""
         rows = self._session.scalars(select(UserRow).order_by(UserRow.name))
         return [_user_record(row) for row in rows]
+
+    def set_admin(self, name: str, is_admin: bool) -> None:
+        self.get(name)
+        self._session.execute(update(UserRow).where(UserRow.name == name).values(is_admin=is_admin))
+
+    def delete(self, name: str) -> None:
+        """Delete the user and (by cascade) their tokens; ``NotFound`` if there is none."""
+        if not self._rows_changed(delete(UserRow).where(UserRow.name == name)):
+            raise NotFound("user", name)
 
 
 class TokenRepository(Repository):
@@ -174,6 +192,7 @@ def _user_record(row: UserRow) -> UserRecord:
         is_admin=row.is_admin,
         created_at=row.created_at,
         password_hash=row.password_hash,
+        kind=PrincipalKind(row.kind),
     )
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 import copy
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -100,17 +100,25 @@ class JobRepository(VersionedRepository):
         tag: TagFilter | None = None,
         bundle: str | None = None,
         search: str | None = None,
+        bundles: Collection[str] | None = None,
         limit: int = 50,
         offset: int = 0,
     ) -> tuple[builtins.list[JobRecord], int]:
         """One page of the jobs that pass every given filter, by name, and how many pass in all.
 
-        ``search`` matches any part of the name, ignoring case.
+        ``search`` matches any part of the name, ignoring case; ``bundles``, when given, keeps
+        only the jobs of those bundles (the ones the caller may see).
         """
         criteria = _criteria(status=status, tag=tag, bundle=bundle, search=search)
+        if bundles is not None:
+            criteria.append(JobRow.bundle.in_(sorted(bundles)))
         total = self._session.scalar(select(func.count()).select_from(JobRow).where(*criteria))
         page = _select_jobs().where(*criteria).order_by(JobRow.name).limit(limit).offset(offset)
         return self._records(self._session.execute(page).all()), total or 0
+
+    def count_in_bundle(self, bundle: str) -> int:
+        counted = select(func.count()).select_from(JobRow).where(JobRow.bundle == bundle)
+        return self._session.scalar(counted) or 0
 
     def set_status(self, name: str, status: str) -> None:
         """Record the job's status (its latest application's state); the version stays, as the

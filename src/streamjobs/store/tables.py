@@ -157,7 +157,63 @@ class UserRow(Base):
     name: Mapped[str] = mapped_column(String(NAME_LENGTH))
     password_hash: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
     is_admin: Mapped[bool]
+    kind: Mapped[str] = mapped_column(String(32), default="user", server_default="user")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class GroupRow(Base):
+    """A named group of users; grants to a group are grants to each member."""
+
+    __tablename__ = "groups"
+
+    name: Mapped[str] = mapped_column(String(NAME_LENGTH), primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class GroupMemberRow(Base):
+    __tablename__ = "group_members"
+
+    group_name: Mapped[str] = mapped_column(
+        ForeignKey("groups.name", ondelete="CASCADE"), primary_key=True
+    )
+    user_name: Mapped[str] = mapped_column(
+        ForeignKey("users.name", ondelete="CASCADE"), primary_key=True, index=True
+    )
+
+
+class DomainGrantRow(Base):
+    """A domain permission (Create Spark Job, Manage bundles, Manage users) of a user or group."""
+
+    __tablename__ = "domain_grants"
+
+    subject_kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    subject_name: Mapped[str] = mapped_column(String(NAME_LENGTH), primary_key=True)
+    permission: Mapped[str] = mapped_column(String(32), primary_key=True)
+
+
+class BundleGrantRow(Base):
+    """A permission (VIEW, RUN, UPDATE, DELETE) on a bundle's jobs, granted to a user or group."""
+
+    __tablename__ = "bundle_grants"
+
+    bundle: Mapped[str] = mapped_column(
+        ForeignKey("resource_bundles.name", ondelete="CASCADE"), primary_key=True
+    )
+    subject_kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    subject_name: Mapped[str] = mapped_column(String(NAME_LENGTH), primary_key=True)
+    permission: Mapped[str] = mapped_column(String(16), primary_key=True)
+
+
+class ServiceAccountGrantRow(Base):
+    """Lets a user or group run jobs as a service account (``runAs``)."""
+
+    __tablename__ = "service_account_grants"
+
+    service_account: Mapped[str] = mapped_column(
+        ForeignKey("users.name", ondelete="CASCADE"), primary_key=True
+    )
+    subject_kind: Mapped[str] = mapped_column(String(16), primary_key=True)
+    subject_name: Mapped[str] = mapped_column(String(NAME_LENGTH), primary_key=True)
 
 
 class AccessTokenRow(Base):
@@ -187,12 +243,16 @@ class NodeTypeRow(Base):
 
 
 class ResourceBundleRow(Base):
-    """A named group of jobs (quotas and permission grants come later)."""
+    """A named group of jobs with its quotas (None: no limit); its grants are in bundle_grants."""
 
     __tablename__ = "resource_bundles"
 
     name: Mapped[str] = mapped_column(String(NAME_LENGTH), primary_key=True)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    description: Mapped[str | None] = mapped_column(Text)
+    max_running_applications: Mapped[int | None]
+    max_cores: Mapped[int | None]
+    max_memory_mb: Mapped[int | None]
 
 
 class SecretRow(Base):
@@ -283,6 +343,8 @@ class ApplicationRow(Base):
     token_hash: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
     latest: Mapped[dict[str, Any]] = mapped_column(JSON)
     version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    cores: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    memory_mb: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class ApplicationAttemptRow(Base):

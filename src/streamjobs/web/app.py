@@ -11,10 +11,14 @@ from streamjobs.services.container import Services
 from streamjobs.web.pages import render_error
 from streamjobs.web.routes import (
     applications,
+    audit,
     auth,
+    bundles,
     job_detail,
     job_form,
     jobs,
+    node_types,
+    people,
     secrets,
     tokens,
 )
@@ -28,5 +32,17 @@ def install_web(app: FastAPI, services: Services) -> None:
     app.state.sessions = SessionCodec(load_or_create_key(services.settings.session_key_file))
     app.state.page_renderer = render_error
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    for module in (auth, jobs, job_form, job_detail, applications, tokens, secrets):
+    for module in (
+        auth,
+        jobs,
+        job_form,
+        job_detail,
+        applications,
+        tokens,
+        secrets,
+        people,
+        bundles,
+        node_types,
+        audit,
+    ):
         app.include_router(module.router, include_in_schema=False)

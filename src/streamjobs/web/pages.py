@@ -12,8 +12,8 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from streamjobs import __version__
-from streamjobs.domain.access import Actor
-from streamjobs.domain.errors import FieldError, Forbidden, Unauthenticated
+from streamjobs.domain.access import Actor, DomainPermission, Principal, has_domain_permission
+from streamjobs.domain.errors import FieldError, Forbidden, StreamjobsError, Unauthenticated
 from streamjobs.services.container import Services
 from streamjobs.web.sessions import COOKIE, Session, SessionCodec
 
@@ -54,7 +54,29 @@ def page_actor(request: Request) -> Actor:
     """The signed-in person, as the services see them."""
     session = page_session(request)
     principal = services_of(request).identity.principal(session.user)
-    return Actor(principal=principal, source=request.client.host if request.client else None)
+    actor = Actor(principal=principal, source=request.client.host if request.client else None)
+    request.state.actor = actor
+    return actor
+
+
+def settings_links(principal: Principal | None) -> list[tuple[str, str, str]]:
+    """The layout's settings links (key, path, label) ``principal`` may use; the services refuse
+    the others anyway, so this only spares people links that would answer 403."""
+    if principal is None:
+        return []
+    links = [
+        ("tokens", "/settings/tokens", "Access tokens"),
+        ("secrets", "/settings/secrets", "Secrets"),
+    ]
+    if has_domain_permission(principal, DomainPermission.MANAGE_USERS) or has_domain_permission(
+        principal, DomainPermission.MANAGE_BUNDLES
+    ):
+        links.append(("users", "/settings/users", "Users & groups"))
+    links.append(("bundles", "/settings/bundles", "Bundles"))
+    links.append(("node-types", "/settings/node-types", "Node types"))
+    if principal.is_admin:
+        links.append(("audit", "/settings/audit", "Audit"))
+    return links
 
 
 def check_csrf(request: Request, session: Session, submitted: str | None) -> None:
@@ -78,10 +100,25 @@ def render(
             "csrf": session.csrf if session else "",
             "server_url": settings.resolved_public_url,
             "version": __version__,
+            "settings_links": settings_links(_principal_of(request, session)),
             **context,
         },
         status_code=status_code,
     )
+
+
+def _principal_of(request: Request, session: Session | None) -> Principal | None:
+    """The signed-in principal for the layout: the page's actor, else looked up (an error page
+    of a route that never asked for one); None without a session."""
+    if session is None:
+        return None
+    actor: Actor | None = getattr(request.state, "actor", None)
+    if actor is not None:
+        return actor.principal
+    try:
+        return services_of(request).identity.principal(session.user)
+    except StreamjobsError:
+        return None
 
 
 def render_error(

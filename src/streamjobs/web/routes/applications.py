@@ -30,6 +30,7 @@ from streamjobs.web.figures import (
     human,
     human_elapsed,
 )
+from streamjobs.web.job_refusals import abort_refusal
 from streamjobs.web.pages import page_actor, render, services_of
 
 router = APIRouter()
@@ -89,10 +90,12 @@ def application_page(
     actor: Actor = Depends(page_actor),
 ) -> Response:
     services = services_of(request)
-    details = services.applications.get(application_id)
+    details = services.applications.get(application_id, actor=actor)
     application = details_document(details)
     state = details.application.state
-    events = [event_document(event) for event in services.applications.events(application_id)]
+    events = [
+        event_document(event) for event in services.applications.events(application_id, actor=actor)
+    ]
     totals = executor_totals(details.executors)
     now = services.clock.now()
     log_request, problem = _log_request(instance, attempt, lines, start, end)
@@ -104,6 +107,9 @@ def application_page(
         tabs=TABS,
         tab=tab if tab in TABS else "details",
         terminal=state in TERMINAL_STATES,
+        abort_forbidden=abort_refusal(
+            services, details.application.job_name, details.application.bundle, actor
+        ),
         active=state in ACTIVE_STATES,
         cards=[_card(card, totals) for card in MAIN_CARDS],
         more_cards=[_card(card, totals) for card in MORE_CARDS],
@@ -115,10 +121,12 @@ def application_page(
         events=events,
         warning_kinds=sorted(WARNING_KINDS),
         warnings=sum(1 for event in events if event["kind"] in WARNING_KINDS),
-        log=_log_view(services.logs, application_id, log_request, problem),
+        log=_log_view(services.logs, application_id, log_request, problem, actor),
         max_lines=MAX_TAIL_LINES,
         template_json=json.dumps(
-            services.applications.template(application_id), indent=2, ensure_ascii=False
+            services.applications.template(application_id, actor=actor),
+            indent=2,
+            ensure_ascii=False,
         ),
     )
 
@@ -163,11 +171,15 @@ def _log_request(
 
 
 def _log_view(
-    logs: ApplicationLogs, application_id: str, wanted: LogRequest, problem: str | None
+    logs: ApplicationLogs,
+    application_id: str,
+    wanted: LogRequest,
+    problem: str | None,
+    actor: Actor,
 ) -> LogView:
     """The instances of the attempt and the wanted piece of one; an error instead of a 404 page."""
     try:
-        instances = logs.instances(application_id, attempt=wanted.attempt)
+        instances = logs.instances(application_id, actor=actor, attempt=wanted.attempt)
     except StreamjobsError as error:
         # Without an attempt asked for, a missing attempt only means none was submitted yet.
         return LogView(wanted, {}, error=error.detail if wanted.attempt else NO_LOGS)
@@ -182,6 +194,7 @@ def _log_view(
     try:
         piece = logs.read(
             application_id,
+            actor=actor,
             instance=wanted.instance,
             attempt=wanted.attempt,
             tail=None if ranged else wanted.lines,

@@ -1,6 +1,7 @@
 """A job's page: its Details, its Applications (filters, Run, Abort app), the header actions
 (Configure, Duplicate, Delete, Template JSON, API operations), and the form fallbacks that make
-Run, Abort app and Delete work without script."""
+Run, Abort app and Delete work without script. A button the person lacks the permission for is
+disabled and says which permission (``web.job_refusals``), and its fallback form is left out."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from streamjobs.domain.states import ACTIVE_STATES, TERMINAL_STATES, AppState
 from streamjobs.services.applications import ApplicationQuery
 from streamjobs.services.jobs import job_document
 from streamjobs.store import ApplicationRecord
+from streamjobs.web.job_refusals import job_refusals
 from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
 
 router = APIRouter()
@@ -86,12 +88,12 @@ def job_detail_page(
     filters = ApplicationFilters(
         status=status.upper(), triggered_by=triggered_by, tag=tag, search=search, run_as=run_as
     )
-    return _detail_page(request, name, filters=filters, tab=tab)
+    return _detail_page(request, name, actor, filters=filters, tab=tab)
 
 
 @router.get("/jobs/{name}/template")
 def job_template_page(request: Request, name: str, actor: Actor = Depends(page_actor)) -> Response:
-    template = services_of(request).jobs.template(name)
+    template = services_of(request).jobs.template(name, actor=actor)
     return render(
         request,
         "job_template.html",
@@ -114,7 +116,7 @@ def run_job(
     try:
         services_of(request).applications.run(name, actor=actor)
     except Conflict as error:
-        return _detail_page(request, name, error=error.detail, status_code=409)
+        return _detail_page(request, name, actor, error=error.detail, status_code=409)
     return RedirectResponse(job_path(name), status_code=303)
 
 
@@ -130,7 +132,7 @@ def delete_job(
     try:
         services_of(request).jobs.delete(name, actor=actor)
     except Conflict as error:
-        return _detail_page(request, name, error=error.detail, status_code=409)
+        return _detail_page(request, name, actor, error=error.detail, status_code=409)
     return RedirectResponse("/jobs", status_code=303)
 
 
@@ -145,17 +147,18 @@ def abort_application(
     """Abort app without script; back to ``next`` (a local path) or the job's page."""
     check_csrf(request, page_session(request), csrf)
     services = services_of(request)
-    job_name = services.applications.get(application_id).application.job_name
+    job_name = services.applications.get(application_id, actor=actor).application.job_name
     try:
         services.applications.abort(application_id, actor=actor)
     except Conflict as error:
-        return _detail_page(request, job_name, error=error.detail, status_code=409)
+        return _detail_page(request, job_name, actor, error=error.detail, status_code=409)
     return RedirectResponse(_local_path(next, job_path(job_name)), status_code=303)
 
 
 def _detail_page(
     request: Request,
     name: str,
+    actor: Actor,
     *,
     filters: ApplicationFilters | None = None,
     tab: str = "applications",
@@ -164,11 +167,16 @@ def _detail_page(
 ) -> Response:
     services = services_of(request)
     filters = filters or ApplicationFilters()
-    record = services.jobs.get(name)
+    record = services.jobs.get(name, actor=actor)
+    refusals = job_refusals(services, name, record.bundle, actor)
     newest = services.applications.list(
-        ApplicationQuery(job_name=name, limit=APPLICATIONS_SHOWN)
+        ApplicationQuery(job_name=name, limit=APPLICATIONS_SHOWN), actor=actor
     ).items
-    matching = services.applications.list(filters.query(name)).items if filters.any else newest
+    matching = (
+        services.applications.list(filters.query(name), actor=actor).items
+        if filters.any
+        else newest
+    )
     matching_ids = {app.id for app in matching if filters.matches_run_as(app)}
     loaded = {app.id: app for app in [*newest, *matching]}
     applications = sorted(loaded.values(), key=lambda app: app.created_at, reverse=True)
@@ -185,25 +193,32 @@ def _detail_page(
         tab=tab if tab in TABS else "applications",
         error=error,
         filters=filters,
-        applications=[_application_row(app, app.id in matching_ids, now) for app in applications],
+        applications=[
+            _application_row(app, app.id in matching_ids, now, refusals.abort)
+            for app in applications
+        ],
+        refusals=refusals,
         options=_filter_options(newest, filters),
         states=[(state.value, state.value.replace("_", " ").capitalize()) for state in AppState],
-        compute=_compute_facts(job, _node_types(request, name)),
+        compute=_compute_facts(job, _node_types(request, name, actor)),
         operations=_api_operations(services.settings.resolved_public_url, name),
         now=now.isoformat(),
         abort_refusals=ABORT_REFUSALS,
     )
 
 
-def _application_row(record: ApplicationRecord, shown: bool, now: datetime) -> dict[str, Any]:
-    """The application as the API shows it, plus what its row needs to render."""
+def _application_row(
+    record: ApplicationRecord, shown: bool, now: datetime, abort_forbidden: str | None
+) -> dict[str, Any]:
+    """The application as the API shows it, plus what its row needs to render (Abort app is
+    disabled for want of a permission before anything else)."""
     document = application_document(record)
     active = record.state in ACTIVE_STATES
     ended = now if active else record.transition_time
     document["row"] = {
         "shown": shown,
         "active": active,
-        "abort_refusal": _abort_refusal(record.state),
+        "abort_refusal": abort_forbidden or _abort_refusal(record.state),
         "duration": format_duration((ended - record.created_at).total_seconds()),
         "tags": " ".join(f"{key}={value}" for key, value in record.tags.items()),
     }
@@ -242,10 +257,10 @@ def job_path(name: str) -> str:
     return f"/jobs/{quote(name, safe='')}"
 
 
-def _node_types(request: Request, name: str) -> dict[str, Any]:
+def _node_types(request: Request, name: str, actor: Actor) -> dict[str, Any]:
     """The sizes of the job's driver and executor node types; empty if one is gone."""
     try:
-        resolved: dict[str, Any] = services_of(request).jobs.template(name)["resolved"]
+        resolved: dict[str, Any] = services_of(request).jobs.template(name, actor=actor)["resolved"]
     except StreamjobsError:
         return {}
     node_types: dict[str, Any] = resolved.get("nodeTypes", {})

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 
-from streamjobs.domain.access import Actor
+from streamjobs.domain.access import Actor, DomainPermission, require_domain_permission
 from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput, NotFound
 from streamjobs.domain.formats import Syntax, TagKey, TagValue
 from streamjobs.services.catalog import CatalogChoices, catalog_choices
@@ -108,10 +108,11 @@ def new_job_page(
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """The empty form, or with ``?from=<job>`` (Duplicate) that job's, named ``<job>-copy``."""
+    require_domain_permission(actor.principal, DomainPermission.CREATE_JOB)
     services = services_of(request)
     choices = catalog_choices(services.store)
     if from_job:
-        form = duplicate_form(services.jobs.get(from_job).manifest, from_job)
+        form = duplicate_form(services.jobs.get(from_job, actor=actor).manifest, from_job)
     else:
         form = _new_form(choices)
     return _form_page(request, form, JobPages(), choices=choices)
@@ -130,7 +131,7 @@ def create_job(
         request,
         form,
         JobPages(),
-        base=_duplicated_manifest(services, form.duplicate_of),
+        base=_duplicated_manifest(services, form.duplicate_of, actor),
         save=lambda manifest: services.jobs.create(manifest, actor=actor),
     )
 
@@ -141,9 +142,10 @@ def new_job_yaml_page(
     from_job: str = Query("", alias="from"),
     actor: Actor = Depends(page_actor),
 ) -> Response:
+    require_domain_permission(actor.principal, DomainPermission.CREATE_JOB)
     manifest = new_job_manifest()
     if from_job:
-        manifest = copy.deepcopy(services_of(request).jobs.get(from_job).manifest)
+        manifest = copy.deepcopy(services_of(request).jobs.get(from_job, actor=actor).manifest)
         manifest["metadata"]["name"] = f"{from_job}-copy"
     return _yaml_page(request, JobPages(), dump_yaml(without_empty(manifest)))
 
@@ -159,7 +161,7 @@ def create_job_from_yaml(
     services = services_of(request)
     if _first(fields, "edit_as"):
         form = form_from_fields(fields)
-        base = _duplicated_manifest(services, form.duplicate_of)
+        base = _duplicated_manifest(services, form.duplicate_of, actor)
         return _form_as_yaml(request, form, JobPages(), base=base)
     return _save_yaml(
         request,
@@ -188,7 +190,7 @@ def validate_pipeline(
 
 @router.get("/jobs/{name}/configure")
 def configure_page(request: Request, name: str, actor: Actor = Depends(page_actor)) -> Response:
-    record = services_of(request).jobs.get(name)
+    record = services_of(request).jobs.get(name, actor=actor)
     return _form_page(request, form_from_manifest(job_document(record)), JobPages(name))
 
 
@@ -202,7 +204,7 @@ def configure_job(
     """Save the form over the job, if it is still at the version the form was opened at."""
     _check_csrf(request, fields)
     services = services_of(request)
-    record = services.jobs.get(name)
+    record = services.jobs.get(name, actor=actor)
     return _save_form(
         request,
         replace(form_from_fields(fields), name=name, duplicate_of=""),
@@ -214,7 +216,7 @@ def configure_job(
 
 @router.get("/jobs/{name}/yaml")
 def job_yaml_page(request: Request, name: str, actor: Actor = Depends(page_actor)) -> Response:
-    record = services_of(request).jobs.get(name)
+    record = services_of(request).jobs.get(name, actor=actor)
     return _yaml_page(request, JobPages(name), dump_yaml(without_empty(_versioned(record))))
 
 
@@ -228,7 +230,7 @@ def apply_job_yaml(
     """Apply the YAML to the job, or (``edit_as``) show the Configure form as YAML."""
     _check_csrf(request, fields)
     services = services_of(request)
-    record = services.jobs.get(name)
+    record = services.jobs.get(name, actor=actor)
     if _first(fields, "edit_as"):
         form = replace(form_from_fields(fields), name=name, duplicate_of="")
         return _form_as_yaml(request, form, JobPages(name), base=record.manifest)
@@ -413,13 +415,13 @@ def _validation_errors(services: Services, manifest: Mapping[str, Any]) -> tuple
     return ()
 
 
-def _duplicated_manifest(services: Services, name: str) -> dict[str, Any] | None:
+def _duplicated_manifest(services: Services, name: str, actor: Actor) -> dict[str, Any] | None:
     """The manifest of the job a new one duplicates, so what the form does not show is copied
     too; None when it duplicates none (or that job is gone)."""
     if not name:
         return None
     try:
-        return services.jobs.get(name).manifest
+        return services.jobs.get(name, actor=actor).manifest
     except NotFound:
         return None
 

@@ -8,6 +8,7 @@ from fastapi.responses import RedirectResponse, Response
 from streamjobs.domain.access import Actor
 from streamjobs.domain.states import AppState
 from streamjobs.services.jobs import JobQuery, job_document
+from streamjobs.web.job_refusals import create_job_refusal
 from streamjobs.web.pages import page_actor, render, services_of
 
 router = APIRouter()
@@ -29,7 +30,8 @@ def jobs_page(
 ) -> Response:
     services = services_of(request)
     page = services.jobs.list(
-        JobQuery(search=search or None, status=status or None, tag=tag or None, limit=PAGE_SIZE)
+        JobQuery(search=search or None, status=status or None, tag=tag or None, limit=PAGE_SIZE),
+        actor=actor,
     )
     latest = services.applications.latest_for_jobs([record.name for record in page.items])
     jobs = [job_document(record, latest.get(record.name)) for record in page.items]
@@ -45,4 +47,5 @@ def jobs_page(
         tags=tags,
         statuses=["Idle", *(state.value for state in AppState)],
         actor=actor,
+        create_refusal=create_job_refusal(actor),
     )

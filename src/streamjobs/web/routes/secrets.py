@@ -1,6 +1,7 @@
 """Settings → Secrets: a bundle's secrets by name, adding or replacing one (its value is typed
 into a password field and never shown again, not even on a form sent back with errors) and
-deleting one after a confirmation."""
+deleting one after a confirmation. It offers only the bundles whose secrets the person may see,
+and the changes only to those holding UPDATE on the bundle."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from urllib.parse import urlencode
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
-from streamjobs.domain.access import Actor
+from streamjobs.domain.access import Actor, Permission
 from streamjobs.domain.errors import FieldError, InvalidInput, NotFound
 from streamjobs.domain.secrets import MAX_NAME_LENGTH
-from streamjobs.services.catalog import bundle_names
 from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
 
 router = APIRouter()
@@ -25,13 +25,13 @@ OUTCOMES = frozenset({"created", "replaced", "deleted"})
 @router.get(SECRETS_PAGE)
 def secrets_page(
     request: Request,
-    bundle: Annotated[str, Query()] = DEFAULT_BUNDLE,
+    bundle: Annotated[str, Query()] = "",
     changed: Annotated[str, Query()] = "",
     result: Annotated[str, Query()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     notice = f"Secret “{changed}” {result}." if changed and result in OUTCOMES else None
-    return _secrets_page(request, bundle, notice=notice)
+    return _secrets_page(request, bundle, actor, notice=notice)
 
 
 @router.post(SECRETS_PAGE)
@@ -49,7 +49,9 @@ def put_secret(
     try:
         _, outcome = services_of(request).secrets.put(bundle, name, value, actor=actor)
     except InvalidInput as error:
-        return _secrets_page(request, bundle, name=name, errors=list(error.errors), status_code=422)
+        return _secrets_page(
+            request, bundle, actor, name=name, errors=list(error.errors), status_code=422
+        )
     return _back_to(bundle, changed=name, result=str(outcome))
 
 
@@ -75,6 +77,7 @@ def _back_to(bundle: str, **query: str) -> Response:
 def _secrets_page(
     request: Request,
     bundle: str,
+    actor: Actor,
     *,
     name: str = "",
     errors: list[FieldError] | None = None,
@@ -82,8 +85,16 @@ def _secrets_page(
     status_code: int = 200,
 ) -> Response:
     services = services_of(request)
-    bundles = bundle_names(services.store)
-    if bundle not in bundles:
+    # Only the bundles whose secrets the person may see (the services say which).
+    held = {
+        view.bundle.name: view.held
+        for view in services.bundles.list(actor=actor)
+        if Permission.VIEW in view.held
+    }
+    bundles = list(held)
+    if not bundle:
+        bundle = DEFAULT_BUNDLE if DEFAULT_BUNDLE in held else next(iter(bundles), "")
+    elif bundle not in held:
         raise NotFound("resource bundle", bundle)
     response = render(
         request,
@@ -92,7 +103,8 @@ def _secrets_page(
         nav="secrets",
         bundle=bundle,
         bundles=bundles,
-        secrets=services.secrets.list(bundle),
+        secrets=services.secrets.list(bundle, actor=actor) if bundle else [],
+        may_change=Permission.UPDATE in held.get(bundle, frozenset()),
         name=name,
         errors={error.path: error.message for error in errors or []},
         notice=notice,

@@ -121,7 +121,8 @@
     state = next;
     root.dataset.state = next;
     sj.setBadge(root.querySelector("[data-app-state]"), next);
-    if (terminal()) {
+    // Without the permission to abort, the button keeps saying so.
+    if (terminal() && !abortOpen.hasAttribute("data-forbidden")) {
       abortOpen.disabled = true;
       abortOpen.title = "The application has ended; there is nothing to abort";
     }

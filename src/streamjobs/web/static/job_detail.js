@@ -286,10 +286,13 @@
       const abort = row.querySelector("[data-abort]");
       abort.dataset.abort = app.id;
       abort.dataset.abortName = app.name;
-      const reason = refusal(app.state);
+      // Without the permission to abort, that is the reason, whatever the application's state.
+      const forbidden = table.dataset.abortForbidden;
+      const reason = forbidden || refusal(app.state);
       abort.disabled = Boolean(reason);
       if (reason) abort.title = reason;
       else abort.removeAttribute("title");
+      if (forbidden) abort.setAttribute("aria-describedby", "abort-refused-why");
     }
 
     function updateSummary() {

@@ -1,0 +1,228 @@
+"""Resource bundles (their quotas and their grants) and node types, on behalf of an actor.
+
+Bundles are managed with Manage bundles; node types by admins. Anyone sees the bundles they hold
+a grant on, with what they hold and what the bundle's running applications take now against
+its quotas. Every change is audited in its transaction.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+
+from streamjobs.domain.access import (
+    Actor,
+    BundleGrant,
+    DomainPermission,
+    Permission,
+    bundle_permissions,
+    has_domain_permission,
+    name_errors,
+    require_admin,
+    require_domain_permission,
+)
+from streamjobs.domain.clock import Clock
+from streamjobs.domain.errors import Conflict, FieldError, InvalidInput, NotFound
+from streamjobs.domain.quotas import Demand, Quota
+from streamjobs.services.access import grants_for
+from streamjobs.services.people import require_subject
+from streamjobs.services.resources import audit
+from streamjobs.store.catalog import BundleRecord, NodeTypeRecord
+from streamjobs.store.db import Repositories, Store
+
+MAX_CORES = 100_000
+MAX_MEMORY_MB = 1 << 30
+
+
+@dataclass(frozen=True)
+class BundleView:
+    """A bundle as its viewer sees it: its quotas, what is in use, its grants (for those who
+    manage bundles, else only the viewer's own) and what the viewer holds on it."""
+
+    bundle: BundleRecord
+    in_use: Demand
+    jobs: int
+    grants: tuple[BundleGrant, ...]
+    held: frozenset[Permission]
+
+
+class BundleService:
+    """Creates, changes, grants and reads resource bundles, and keeps node types."""
+
+    def __init__(self, *, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def list(self, *, actor: Actor) -> builtins.list[BundleView]:
+        """The bundles ``actor`` manages or holds a grant on, by name."""
+        with self._store.transaction() as repos:
+            views = [self._view(repos, actor, bundle) for bundle in repos.bundles.list()]
+        return [view for view in views if view is not None]
+
+    def get(self, name: str, *, actor: Actor) -> BundleView:
+        """``NotFound`` also for a bundle ``actor`` neither manages nor holds a grant on."""
+        with self._store.transaction() as repos:
+            view = self._view(repos, actor, repos.bundles.get(name))
+        if view is None:
+            raise NotFound("resource bundle", name)
+        return view
+
+    def create(
+        self, name: str, *, actor: Actor, description: str | None = None, quota: Quota = Quota()
+    ) -> BundleView:
+        require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
+        if errors := name_errors(name, "name") + quota_errors(quota):
+            raise InvalidInput(errors)
+        with self._store.transaction() as repos:
+            repos.bundles.add(name, self._clock.now(), description=description, quota=quota)
+            self._audit(repos, actor, "bundle.created", name, _quota_detail(quota))
+        return self.get(name, actor=actor)
+
+    def update(
+        self, name: str, *, actor: Actor, description: str | None, quota: Quota
+    ) -> BundleView:
+        """Set the bundle's description and quotas (lowering a quota stops nothing running;
+        it refuses the next Run that would not fit)."""
+        require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
+        if errors := quota_errors(quota):
+            raise InvalidInput(errors)
+        with self._store.transaction() as repos:
+            repos.bundles.update(name, description=description, quota=quota)
+            self._audit(repos, actor, "bundle.configured", name, _quota_detail(quota))
+        return self.get(name, actor=actor)
+
+    def delete(self, name: str, *, actor: Actor) -> None:
+        """Delete an empty bundle (its grants and secrets go with it)."""
+        require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
+        with self._store.transaction() as repos:
+            repos.bundles.get(name)
+            jobs = repos.jobs.count_in_bundle(name)
+            if jobs:
+                raise Conflict(
+                    f"resource bundle {name!r} still holds {jobs} job(s); move or delete them first"
+                )
+            repos.bundles.delete(name)
+            self._audit(repos, actor, "bundle.deleted", name, {})
+
+    def set_grants(self, name: str, grants: Collection[BundleGrant], *, actor: Actor) -> BundleView:
+        """Replace every grant of the bundle; each subject must exist."""
+        require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
+        with self._store.transaction() as repos:
+            repos.bundles.get(name)
+            for index, grant in enumerate(grants):
+                if grant.bundle != name:
+                    raise InvalidInput(
+                        [FieldError(f"grants[{index}]", "belongs to another bundle")]
+                    )
+                require_subject(repos, grant.subject, f"grants[{index}].subject")
+            before = set(repos.grants.bundle_grants(bundle=name))
+            repos.grants.set_bundle_grants(name, grants)
+            after = set(grants)
+            for action, changed in (("granted", after - before), ("revoked", before - after)):
+                for grant in sorted(changed, key=str):
+                    detail = {"subject": str(grant.subject), "permission": str(grant.permission)}
+                    self._audit(repos, actor, f"bundle.{action}", name, detail)
+        return self.get(name, actor=actor)
+
+    def node_types(self) -> builtins.list[NodeTypeRecord]:
+        """Every node type, smallest first (anyone may read them)."""
+        with self._store.transaction() as repos:
+            return repos.node_types.list()
+
+    def put_node_type(
+        self, name: str, *, cores: int, memory_mb: int, actor: Actor
+    ) -> tuple[NodeTypeRecord, bool]:
+        """Create or resize a node type (admins only); True if it was created. A resize counts
+        for the applications started after it."""
+        require_admin(actor.principal, "defining node types")
+        errors = name_errors(name, "name")
+        if not 1 <= cores <= MAX_CORES:
+            errors.append(FieldError("cores", f"must be between 1 and {MAX_CORES}"))
+        if not 1 <= memory_mb <= MAX_MEMORY_MB:
+            errors.append(FieldError("memoryMb", f"must be between 1 and {MAX_MEMORY_MB}"))
+        if errors:
+            raise InvalidInput(errors)
+        with self._store.transaction() as repos:
+            created = repos.node_types.put(name, cores=cores, memory_mb=memory_mb)
+            action = "node-type.created" if created else "node-type.configured"
+            detail = {"cores": cores, "memoryMb": memory_mb}
+            audit(repos, self._clock, actor, action, kind="node-type", name=name, detail=detail)
+            return repos.node_types.get(name), created
+
+    def delete_node_type(self, name: str, *, actor: Actor) -> None:
+        """Delete a node type no job uses (admins only)."""
+        require_admin(actor.principal, "deleting node types")
+        with self._store.transaction() as repos:
+            repos.node_types.get(name)
+            users = sorted(
+                job
+                for job, manifest in repos.jobs.manifests_mentioning(f'"{name}"').items()
+                if name
+                in (
+                    manifest["spec"]["instance"].get("driver"),
+                    manifest["spec"]["instance"].get("executor"),
+                )
+            )
+            if users:
+                raise Conflict(f"node type {name!r} is used by job(s) {', '.join(users)}")
+            repos.node_types.delete(name)
+            audit(
+                repos,
+                self._clock,
+                actor,
+                "node-type.deleted",
+                kind="node-type",
+                name=name,
+                detail={},
+            )
+
+    def _view(self, repos: Repositories, actor: Actor, bundle: BundleRecord) -> BundleView | None:
+        manager = has_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
+        mine = grants_for(repos, actor)
+        held = bundle_permissions(actor.principal, mine, bundle.name)
+        if not manager and not held:
+            return None
+        grants = (
+            repos.grants.bundle_grants(bundle=bundle.name)
+            if manager
+            else [grant for grant in mine if grant.bundle == bundle.name]
+        )
+        return BundleView(
+            bundle=bundle,
+            in_use=repos.applications.demand_in_bundle(bundle.name),
+            jobs=repos.jobs.count_in_bundle(bundle.name),
+            grants=tuple(grants),
+            held=held,
+        )
+
+    def _audit(
+        self,
+        repos: Repositories,
+        actor: Actor,
+        action: str,
+        name: str,
+        detail: Mapping[str, object],
+    ) -> None:
+        audit(repos, self._clock, actor, action, kind="bundle", name=name, detail=dict(detail))
+
+
+def quota_errors(quota: Quota) -> builtins.list[FieldError]:
+    """Each quota, when set, is a whole number of at least 0 (0: nothing may run)."""
+    errors = []
+    for path, value, limit in (
+        ("quota.maxRunningApplications", quota.max_running_applications, 1_000_000),
+        ("quota.maxCores", quota.max_cores, MAX_CORES),
+        ("quota.maxMemoryMb", quota.max_memory_mb, MAX_MEMORY_MB),
+    ):
+        if value is not None and not 0 <= value <= limit:
+            errors.append(FieldError(path, f"must be between 0 and {limit}, or null for no limit"))
+    return errors
+
+
+def _quota_detail(quota: Quota) -> dict[str, object]:
+    return {
+        "maxRunningApplications": quota.max_running_applications,
+        "maxCores": quota.max_cores,
+        "maxMemoryMb": quota.max_memory_mb,
+    }

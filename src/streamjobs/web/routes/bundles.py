@@ -1,0 +1,346 @@
+"""Settings → Bundles: resource bundles with their quotas, what their running applications take
+now, their jobs, and who holds which permission on them.
+
+The list shows the bundles the bundle service lets the person see: every bundle to those with
+Manage bundles, who may also create one, set its quotas (an empty field is no limit), edit its
+grants (a subject and VIEW/RUN/UPDATE/DELETE checkboxes per row) and delete it once empty; anyone
+else sees the bundles they hold a grant on, read-only. It mirrors ``/api/v1/bundles``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi.responses import Response
+
+from streamjobs.domain.access import (
+    Actor,
+    BundleGrant,
+    DomainPermission,
+    Permission,
+    Subject,
+    has_domain_permission,
+)
+from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput
+from streamjobs.domain.quotas import Quota
+from streamjobs.services.bundles import BundleView
+from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
+from streamjobs.web.routes.job_detail import format_memory
+from streamjobs.web.settings_forms import Failed, back_to, failed, notice_of, whole_numbers
+
+router = APIRouter()
+BUNDLES_PAGE = "/settings/bundles"
+QUOTA_FIELDS = ("maxRunningApplications", "maxCores", "maxMemoryMb")
+BUNDLE_FIELDS = ("name", "description", *QUOTA_FIELDS)
+OUTCOMES = {
+    "created": "Bundle “{name}” created.",
+    "configured": "Quotas of “{name}” saved.",
+    "granted": "Grants of “{name}” saved.",
+    "deleted": "Bundle “{name}” deleted.",
+}
+FormFields = dict[str, list[str]]
+
+
+async def submitted_fields(request: Request) -> FormFields:
+    """The submitted form, every name with all its values (checkboxes repeat names)."""
+    data = await request.form()
+    return {key: [v for v in data.getlist(key) if isinstance(v, str)] for key in data}
+
+
+@router.get(BUNDLES_PAGE)
+def bundles_page(
+    request: Request,
+    done: Annotated[str, Query()] = "",
+    name: Annotated[str, Query()] = "",
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    return _bundles_page(request, actor, notice=notice_of(OUTCOMES, done, name))
+
+
+@router.post(BUNDLES_PAGE)
+def create_bundle(
+    request: Request,
+    name: Annotated[str, Form()] = "",
+    description: Annotated[str, Form()] = "",
+    max_running_applications: Annotated[str, Form(alias="maxRunningApplications")] = "",
+    max_cores: Annotated[str, Form(alias="maxCores")] = "",
+    max_memory_mb: Annotated[str, Form(alias="maxMemoryMb")] = "",
+    csrf: Annotated[str, Form()] = "",
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    check_csrf(request, page_session(request), csrf)
+    name = name.strip()
+    values = {"name": name, "description": description}
+    values |= dict(
+        zip(QUOTA_FIELDS, (max_running_applications, max_cores, max_memory_mb), strict=True)
+    )
+    try:
+        services_of(request).bundles.create(
+            name, actor=actor, description=description.strip() or None, quota=_quota(values)
+        )
+    except InvalidInput as error:
+        refused = failed("bundle", values, _form_paths(error.errors), BUNDLE_FIELDS)
+        return _bundles_page(request, actor, failed=refused, status_code=422)
+    except AlreadyExists as error:
+        refused = failed("bundle", values, [FieldError("name", error.detail)], BUNDLE_FIELDS)
+        return _bundles_page(request, actor, failed=refused, status_code=409)
+    return back_to(f"{BUNDLES_PAGE}/{name}", done="created", name=name)
+
+
+@router.get(BUNDLES_PAGE + "/{name}")
+def bundle_page(
+    request: Request,
+    name: str,
+    done: Annotated[str, Query()] = "",
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    return _bundle_page(request, name, actor, notice=notice_of(OUTCOMES, done, name))
+
+
+@router.post(BUNDLES_PAGE + "/{name}")
+def configure_bundle(
+    request: Request,
+    name: str,
+    description: Annotated[str, Form()] = "",
+    max_running_applications: Annotated[str, Form(alias="maxRunningApplications")] = "",
+    max_cores: Annotated[str, Form(alias="maxCores")] = "",
+    max_memory_mb: Annotated[str, Form(alias="maxMemoryMb")] = "",
+    csrf: Annotated[str, Form()] = "",
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    """Set the bundle's description and quotas."""
+    check_csrf(request, page_session(request), csrf)
+    values = {"description": description}
+    values |= dict(
+        zip(QUOTA_FIELDS, (max_running_applications, max_cores, max_memory_mb), strict=True)
+    )
+    try:
+        services_of(request).bundles.update(
+            name, actor=actor, description=description.strip() or None, quota=_quota(values)
+        )
+    except InvalidInput as error:
+        refused = failed("quota", values, _form_paths(error.errors), BUNDLE_FIELDS)
+        return _bundle_page(request, name, actor, failed=refused, status_code=422)
+    return back_to(f"{BUNDLES_PAGE}/{name}", done="configured", name=name)
+
+
+@router.post(BUNDLES_PAGE + "/{name}/grants")
+def set_grants(
+    request: Request,
+    name: str,
+    fields: FormFields = Depends(submitted_fields),
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    """Replace every grant of the bundle with the rows of the form (a row without any
+    permission ticked is no grant)."""
+    check_csrf(request, page_session(request), _first(fields, "csrf"))
+    rows = _grant_rows(fields)
+    owners: list[int] = []
+    try:
+        grants, owners = _grants(name, rows)
+        services_of(request).bundles.set_grants(name, grants, actor=actor)
+    except InvalidInput as error:
+        refused = Failed(form="grants", errors=_row_errors(error.errors, owners))
+        return _bundle_page(request, name, actor, failed=refused, grant_rows=rows, status_code=422)
+    return back_to(f"{BUNDLES_PAGE}/{name}", "grants", done="granted", name=name)
+
+
+@router.post(BUNDLES_PAGE + "/{name}/delete")
+def delete_bundle(
+    request: Request,
+    name: str,
+    csrf: Annotated[str, Form()] = "",
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    check_csrf(request, page_session(request), csrf)
+    try:
+        services_of(request).bundles.delete(name, actor=actor)
+    except Conflict as error:
+        return _bundle_page(request, name, actor, error=error.detail, status_code=409)
+    return back_to(BUNDLES_PAGE, done="deleted", name=name)
+
+
+def _quota(values: dict[str, str]) -> Quota:
+    numbers = whole_numbers({f"quota.{key}": values[key] for key in QUOTA_FIELDS})
+    return Quota(*(numbers[f"quota.{key}"] for key in QUOTA_FIELDS))
+
+
+def _form_paths(errors: tuple[FieldError, ...]) -> list[FieldError]:
+    """The service's ``quota.maxCores`` is the form's ``maxCores``."""
+    return [FieldError(error.path.removeprefix("quota."), error.message) for error in errors]
+
+
+def _first(fields: FormFields, key: str) -> str:
+    return next(iter(fields.get(key, [])), "")
+
+
+def _grant_rows(fields: FormFields) -> list[dict[str, Any]]:
+    """The grant rows as submitted: ``subject-N`` and its ticked ``permission-N`` boxes."""
+    rows = []
+    index = 0
+    while f"subject-{index}" in fields:
+        rows.append(
+            {
+                "subject": _first(fields, f"subject-{index}").strip(),
+                "permissions": set(fields.get(f"permission-{index}", [])),
+            }
+        )
+        index += 1
+    return rows
+
+
+def _grants(bundle: str, rows: list[dict[str, Any]]) -> tuple[list[BundleGrant], list[int]]:
+    """The grants the rows make and, for each, the row it came from; ``InvalidInput`` at
+    ``rows[N]`` for a row that makes no sense."""
+    grants: list[BundleGrant] = []
+    owners: list[int] = []
+    errors = []
+    seen: set[tuple[Subject, Permission]] = set()
+    for index, row in enumerate(rows):
+        if not row["subject"]:
+            if row["permissions"]:
+                errors.append(FieldError(f"rows[{index}]", "name a user or group to grant to"))
+            continue
+        try:
+            subject = Subject.parse(row["subject"], path=f"rows[{index}]")
+        except InvalidInput as error:
+            errors.extend(error.errors)
+            continue
+        unknown = row["permissions"] - set(Permission)
+        if unknown:
+            errors.append(FieldError(f"rows[{index}]", f"unknown permission(s) {sorted(unknown)}"))
+            continue
+        for permission in sorted(Permission(p) for p in row["permissions"]):
+            if (subject, permission) not in seen:
+                seen.add((subject, permission))
+                grants.append(BundleGrant(bundle, subject, permission))
+                owners.append(index)
+    if errors:
+        raise InvalidInput(errors)
+    return grants, owners
+
+
+def _row_errors(errors: tuple[FieldError, ...], owners: list[int]) -> dict[str, str]:
+    """Each error by the row it is about (``rows[N]`` or the service's ``grants[K]...``)."""
+    shown: dict[str, str] = {}
+    for error in errors:
+        row = re.match(r"rows\[(\d+)\]", error.path)
+        grant = re.match(r"grants\[(\d+)\]", error.path)
+        if row:
+            key = f"row-{row.group(1)}"
+        elif grant and int(grant.group(1)) < len(owners):
+            key = f"row-{owners[int(grant.group(1))]}"
+        else:
+            key = ""
+        shown[key] = error.message if key else str(error)
+    return shown
+
+
+def _bundles_page(
+    request: Request,
+    actor: Actor,
+    *,
+    failed: Failed | None = None,
+    notice: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    views = services_of(request).bundles.list(actor=actor)
+    return render(
+        request,
+        "bundles.html",
+        status_code=status_code,
+        nav="bundles",
+        bundles=[_bundle_row(view) for view in views],
+        may_manage=has_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES),
+        failed=failed,
+        notice=notice,
+    )
+
+
+def _bundle_page(
+    request: Request,
+    name: str,
+    actor: Actor,
+    *,
+    failed: Failed | None = None,
+    grant_rows: list[dict[str, Any]] | None = None,
+    notice: str | None = None,
+    error: str | None = None,
+    status_code: int = 200,
+) -> Response:
+    services = services_of(request)
+    view = services.bundles.get(name, actor=actor)
+    may_manage = has_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
+    rows = grant_rows if grant_rows is not None else _rows_of(view)
+    if may_manage and not any(not row["subject"] for row in rows):
+        rows = [*rows, {"subject": "", "permissions": set()}]
+    subjects: list[str] = []
+    if may_manage:
+        people = services.people
+        subjects = [f"user:{person.user.name}" for person in people.list_users(actor=actor)]
+        subjects += [f"group:{group.name}" for group in people.list_groups(actor=actor)]
+    return render(
+        request,
+        "bundle.html",
+        status_code=status_code,
+        nav="bundles",
+        bundle=_bundle_row(view),
+        may_manage=may_manage,
+        grant_rows=rows,
+        permissions=list(Permission),
+        subjects=subjects,
+        failed=failed,
+        notice=notice,
+        error=error,
+    )
+
+
+def _rows_of(view: BundleView) -> list[dict[str, Any]]:
+    by_subject: dict[str, set[str]] = {}
+    for grant in view.grants:
+        by_subject.setdefault(str(grant.subject), set()).add(str(grant.permission))
+    return [{"subject": s, "permissions": p} for s, p in sorted(by_subject.items())]
+
+
+def _bundle_row(view: BundleView) -> dict[str, Any]:
+    """What a bundle's row and page show: each figure in use against its quota."""
+    quota = view.bundle.quota
+    use = view.in_use
+    return {
+        "name": view.bundle.name,
+        "description": view.bundle.description or "",
+        "jobs": view.jobs,
+        "held": sorted(str(p) for p in view.held),
+        "grants": _rows_of(view),
+        "figures": [
+            _figure("Running applications", use.applications, quota.max_running_applications, str),
+            _figure("Cores", use.cores, quota.max_cores, str),
+            _figure("Memory", use.memory_mb, quota.max_memory_mb, _memory),
+        ],
+        "quota": {
+            "maxRunningApplications": _text(quota.max_running_applications),
+            "maxCores": _text(quota.max_cores),
+            "maxMemoryMb": _text(quota.max_memory_mb),
+        },
+    }
+
+
+def _figure(label: str, used: int, limit: int | None, show: Any) -> dict[str, Any]:
+    percent = None if not limit else min(100, round(100 * used / limit))
+    return {
+        "label": label,
+        "used": show(used),
+        "limit": "no limit" if limit is None else show(limit),
+        "percent": percent,
+        "full": limit is not None and used >= limit,
+    }
+
+
+def _memory(megabytes: int) -> str:
+    return format_memory(megabytes) if megabytes else "0 MB"
+
+
+def _text(value: int | None) -> str:
+    return "" if value is None else str(value)
