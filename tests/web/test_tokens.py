@@ -7,6 +7,7 @@ import re
 
 import httpx
 
+from streamjobs.domain.access import PrincipalKind
 from streamjobs.services.identity import BOOTSTRAP_ACTOR
 from tests.web.conftest import Browser
 
@@ -110,3 +111,40 @@ def test_the_page_sends_the_unauthenticated_to_sign_in(anonymous_web: httpx.Clie
         posted = anonymous_web.post(path, data={"csrf": "x", "name": "x"})
         assert posted.status_code == 303, path
         assert posted.headers["location"].startswith("/signin"), path
+
+
+def test_a_user_manager_issues_and_revokes_a_service_accounts_tokens(browser: Browser) -> None:
+    services = browser.stage.services
+    services.people.create_user(
+        "svc-web", actor=BOOTSTRAP_ACTOR, kind=PrincipalKind.SERVICE_ACCOUNT
+    )
+    people = browser.page("/settings/users")
+    assert 'href="/settings/tokens?user=svc-web"' in people.text
+    page = browser.page("/settings/tokens?user=svc-web")
+    assert page.status_code == 200
+    assert "Tokens of svc-web" in page.text
+    created = browser.submit("/settings/tokens", {"name": "deploy", "user": "svc-web"})
+    assert created.status_code == 200
+    (secret,) = TOKEN.findall(created.text)
+    whoami = httpx.get(
+        f"{browser.stage.url}/api/v1/whoami", headers={"Authorization": f"Bearer {secret}"}
+    )
+    assert whoami.json()["name"] == "svc-web"
+    assert whoami.json()["kind"] == "serviceAccount"
+    listed = browser.page("/settings/tokens?user=svc-web")
+    (token_id,) = token_ids(listed)
+    revoked = browser.submit(f"/settings/tokens/{token_id}/revoke", {"user": "svc-web"})
+    assert revoked.status_code == 303
+    assert revoked.headers["location"] == "/settings/tokens?user=svc-web"
+    assert bearer(browser, secret).status_code == 401
+
+
+def test_a_plain_user_sees_no_one_elses_tokens(browser: Browser) -> None:
+    services = browser.stage.services
+    services.people.create_user("plain-tokens", actor=BOOTSTRAP_ACTOR, password="x" * 12)
+    with httpx.Client(base_url=browser.stage.url, timeout=30) as client:
+        client.post("/signin", data={"user": "plain-tokens", "password": "x" * 12})
+        assert client.get("/settings/tokens").status_code == 200
+        refused = client.get("/settings/tokens?user=admin")
+        assert refused.status_code == 403
+        assert "Manage users" in refused.text
