@@ -14,7 +14,7 @@ from urllib.parse import urlencode
 
 from fastapi.responses import RedirectResponse
 
-from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.domain.errors import AlreadyExists, FieldError, InvalidInput
 
 
 @dataclass(frozen=True)
@@ -37,6 +37,19 @@ def failed(
         message = error.message if key or not error.path else str(error)
         shown[key] = f"{shown[key]}; {message}" if key in shown else message
     return Failed(form=form, values=dict(values), errors=shown)
+
+
+def refused(
+    form: str,
+    values: Mapping[str, str],
+    error: InvalidInput | AlreadyExists,
+    fields: Collection[str],
+) -> tuple[Failed, int]:
+    """The refused ``form`` and its status: 422 for bad input, 409 for a name already taken
+    (shown at the form's ``name`` field)."""
+    if isinstance(error, AlreadyExists):
+        return failed(form, values, [FieldError("name", error.detail)], fields), 409
+    return failed(form, values, error.errors, fields), 422
 
 
 def whole_numbers(fields: Mapping[str, str]) -> dict[str, int | None]:

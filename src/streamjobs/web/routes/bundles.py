@@ -28,7 +28,14 @@ from streamjobs.domain.quotas import Quota
 from streamjobs.services.bundles import BundleView
 from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
 from streamjobs.web.routes.job_detail import format_memory
-from streamjobs.web.settings_forms import Failed, back_to, failed, notice_of, whole_numbers
+from streamjobs.web.settings_forms import (
+    Failed,
+    back_to,
+    failed,
+    notice_of,
+    refused,
+    whole_numbers,
+)
 
 router = APIRouter()
 BUNDLES_PAGE = "/settings/bundles"
@@ -81,11 +88,12 @@ def create_bundle(
             name, actor=actor, description=description.strip() or None, quota=_quota(values)
         )
     except InvalidInput as error:
-        refused = failed("bundle", values, _form_paths(error.errors), BUNDLE_FIELDS)
-        return _bundles_page(request, actor, failed=refused, status_code=422)
+        located = InvalidInput(_form_paths(error.errors))
+        form, status = refused("bundle", values, located, BUNDLE_FIELDS)
+        return _bundles_page(request, actor, failed=form, status_code=status)
     except AlreadyExists as error:
-        refused = failed("bundle", values, [FieldError("name", error.detail)], BUNDLE_FIELDS)
-        return _bundles_page(request, actor, failed=refused, status_code=409)
+        form, status = refused("bundle", values, error, BUNDLE_FIELDS)
+        return _bundles_page(request, actor, failed=form, status_code=status)
     return back_to(f"{BUNDLES_PAGE}/{name}", done="created", name=name)
 
 
@@ -121,8 +129,8 @@ def configure_bundle(
             name, actor=actor, description=description.strip() or None, quota=_quota(values)
         )
     except InvalidInput as error:
-        refused = failed("quota", values, _form_paths(error.errors), BUNDLE_FIELDS)
-        return _bundle_page(request, name, actor, failed=refused, status_code=422)
+        sent_back = failed("quota", values, _form_paths(error.errors), BUNDLE_FIELDS)
+        return _bundle_page(request, name, actor, failed=sent_back, status_code=422)
     return back_to(f"{BUNDLES_PAGE}/{name}", done="configured", name=name)
 
 
@@ -142,8 +150,10 @@ def set_grants(
         grants, owners = _grants(name, rows)
         services_of(request).bundles.set_grants(name, grants, actor=actor)
     except InvalidInput as error:
-        refused = Failed(form="grants", errors=_row_errors(error.errors, owners))
-        return _bundle_page(request, name, actor, failed=refused, grant_rows=rows, status_code=422)
+        sent_back = Failed(form="grants", errors=_row_errors(error.errors, owners))
+        return _bundle_page(
+            request, name, actor, failed=sent_back, grant_rows=rows, status_code=422
+        )
     return back_to(f"{BUNDLES_PAGE}/{name}", "grants", done="granted", name=name)
 
 

@@ -25,7 +25,7 @@ from streamjobs.domain.access import (
 from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput, NotFound
 from streamjobs.services.identity import MIN_PASSWORD_LENGTH
 from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
-from streamjobs.web.settings_forms import Failed, back_to, failed, notice_of
+from streamjobs.web.settings_forms import Failed, back_to, failed, notice_of, refused
 
 router = APIRouter()
 USERS_PAGE = "/settings/users"
@@ -70,15 +70,10 @@ def create_user(
     name = name.strip()
     values = {"name": name, "kind": kind, "admin": admin}
     fields = ("name", "kind", "password")
-    errors = []
-    if kind not in PrincipalKind.__members__.values():
-        errors.append(FieldError("kind", f"{kind!r} is neither a user nor a service account"))
-    elif kind == PrincipalKind.USER and password and len(password) < MIN_PASSWORD_LENGTH:
-        # Checked before anything is written: the service stores the user, then the password.
-        errors.append(FieldError("password", f"must be at least {MIN_PASSWORD_LENGTH} characters"))
     try:
-        if errors:
-            raise InvalidInput(errors)
+        if kind not in PrincipalKind.__members__.values():
+            message = f"{kind!r} is neither a user nor a service account"
+            raise InvalidInput([FieldError("kind", message)])
         services_of(request).people.create_user(
             name,
             actor=actor,
@@ -86,12 +81,9 @@ def create_user(
             password=password or None,
             is_admin=bool(admin),
         )
-    except InvalidInput as error:
-        refused = failed("user", values, error.errors, fields)
-        return _people_page(request, actor, failed=refused, status_code=422)
-    except AlreadyExists as error:
-        refused = failed("user", values, [FieldError("name", error.detail)], fields)
-        return _people_page(request, actor, failed=refused, status_code=409)
+    except (InvalidInput, AlreadyExists) as error:
+        form, status = refused("user", values, error, fields)
+        return _people_page(request, actor, failed=form, status_code=status)
     return back_to(USERS_PAGE, "users", done="user-created", name=name)
 
 
@@ -144,12 +136,9 @@ def create_group(
     name = name.strip()
     try:
         services_of(request).people.create_group(name, actor=actor)
-    except InvalidInput as error:
-        refused = failed("group", {"name": name}, error.errors, ("name",))
-        return _people_page(request, actor, failed=refused, status_code=422)
-    except AlreadyExists as error:
-        refused = failed("group", {"name": name}, [FieldError("name", error.detail)], ("name",))
-        return _people_page(request, actor, failed=refused, status_code=409)
+    except (InvalidInput, AlreadyExists) as error:
+        form, status = refused("group", {"name": name}, error, ("name",))
+        return _people_page(request, actor, failed=form, status_code=status)
     return back_to(USERS_PAGE, "groups", done="group-created", name=name)
 
 
@@ -185,8 +174,8 @@ def add_member(
                 raise
             raise InvalidInput([FieldError("user", f"no user is called {user!r}")]) from None
     except InvalidInput as error:
-        refused = failed(f"member:{name}", {"user": user}, error.errors, ("user",))
-        return _people_page(request, actor, failed=refused, status_code=422)
+        sent_back = failed(f"member:{name}", {"user": user}, error.errors, ("user",))
+        return _people_page(request, actor, failed=sent_back, status_code=422)
     return back_to(USERS_PAGE, "groups", done="member-added", name=name)
 
 
@@ -237,8 +226,8 @@ def _set_run_as(
             name, parsed, granted=granted, actor=actor
         )
     except InvalidInput as error:
-        refused = failed(f"run-as:{name}", {"subject": subject}, error.errors, ("subject",))
-        return _people_page(request, actor, failed=refused, status_code=422)
+        sent_back = failed(f"run-as:{name}", {"subject": subject}, error.errors, ("subject",))
+        return _people_page(request, actor, failed=sent_back, status_code=422)
     done = "run-as-granted" if granted else "run-as-revoked"
     return back_to(USERS_PAGE, "users", done=done, name=name)
 
@@ -263,8 +252,8 @@ def _set_domain_grant(
             parsed, DomainPermission(permission), granted=granted, actor=actor
         )
     except InvalidInput as error:
-        refused = failed("grant", values, error.errors, ("subject", "permission"))
-        return _people_page(request, actor, failed=refused, status_code=422)
+        sent_back = failed("grant", values, error.errors, ("subject", "permission"))
+        return _people_page(request, actor, failed=sent_back, status_code=422)
     return back_to(
         USERS_PAGE, "permissions", done="granted" if granted else "revoked", name=subject
     )
