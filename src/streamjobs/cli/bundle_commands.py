@@ -19,8 +19,8 @@ from streamjobs.cli.output import (
     OutputFormat,
     console,
     new_table,
-    print_document,
     print_list,
+    print_one,
     when,
 )
 from streamjobs.client import StreamjobsClient
@@ -87,10 +87,7 @@ def register(
         """Show one bundle as YAML or JSON."""
         with client_for(ctx) as client, reported_failures():
             bundle = client.get_bundle(name)
-        if output is OutputFormat.table:
-            print_list([bundle], output, _bundles_table)
-        else:
-            print_document(bundle, output)
+        print_one(bundle, output, _bundles_table)
 
     @describe_app.command("bundle")
     def describe_bundle_command(ctx: typer.Context, name: str) -> None:

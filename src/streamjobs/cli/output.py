@@ -56,6 +56,18 @@ def print_document(document: dict[str, Any], output: OutputFormat) -> None:
         sys.stdout.write(json.dumps(document, indent=2) + "\n")
 
 
+def print_one(
+    document: dict[str, Any],
+    output: OutputFormat,
+    table: Callable[[list[dict[str, Any]]], Table],
+) -> None:
+    """One resource: a one-row table, or the document as YAML or JSON."""
+    if output is OutputFormat.table:
+        console().print(table([document]))
+    else:
+        print_document(document, output)
+
+
 def new_table(*columns: str) -> Table:
     table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
     for column in columns:

@@ -23,6 +23,7 @@ from streamjobs.cli.output import (
     new_table,
     print_document,
     print_list,
+    print_one,
     when,
 )
 from streamjobs.client import StreamjobsClient
@@ -137,10 +138,7 @@ def register(
         """Show one user or service account as YAML or JSON."""
         with client_for(ctx) as client, reported_failures():
             user = client.get_user(name)
-        if output is OutputFormat.table:
-            print_list([user], output, _users_table)
-        else:
-            print_document(user, output)
+        print_one(user, output, _users_table)
 
     @get_app.command("groups")
     def get_groups(ctx: typer.Context, output: OutputOption = OutputFormat.table) -> None:
