@@ -117,8 +117,10 @@ work is timed), on a free loopback port.
 
 **Load.** `bench/load_generator.py` in its own process: open loop, {plan.rate:g} requests/s
 (request *i* starts at *i*/{plan.rate:g} s whether or not earlier ones were answered), through
-one `httpx.AsyncClient` with keep-alive connections (at most {plan.connections} at once), the
-admin's bearer token. The requests go round five routes in turn ({plan.rate / len(ROUTES):g}/s
+one `httpx.AsyncClient` with keep-alive connections (at most {plan.connections} at once; a request
+waits for a free connection on a semaphore before it reaches httpx, whose pool otherwise spends
+the generator's CPU scanning a long backlog of waiting requests), the admin's bearer token. The
+requests go round five routes in turn ({plan.rate / len(ROUTES):g}/s
 each), each to a job drawn at random: `GET /api/v1/jobs?limit={PAGE}` (list jobs),
 `GET /api/v1/jobs/<name>` (get job), `GET /api/v1/jobs/<name>/applications?limit={PAGE}` (a job's
 {plan.applications_per_job} applications), `GET /api/v1/applications?limit={PAGE}` (the newest of

@@ -142,6 +142,7 @@ async def run(plan: Plan) -> list[list[Any]]:
         measured_from = start + plan.warmup_seconds
         records: list[list[Any]] = []
         tasks = []
+        free = asyncio.Semaphore(plan.connections)
         for index, call in enumerate(calls(plan)):
             scheduled = start + index / plan.rate
             delay = scheduled - loop.time()
@@ -149,7 +150,7 @@ async def run(plan: Plan) -> list[list[Any]]:
                 await asyncio.sleep(delay)
             record: list[Any] = [call[0], scheduled, None, None, 0]
             records.append(record)
-            tasks.append(asyncio.create_task(_send(client, call, record)))
+            tasks.append(asyncio.create_task(_send(client, call, record, free)))
         _, pending = await asyncio.wait(tasks, timeout=plan.drain_seconds)
         given_up = loop.time()
         for task in pending:
@@ -166,13 +167,21 @@ async def run(plan: Plan) -> list[list[Any]]:
     ]
 
 
-async def _send(client: httpx.AsyncClient, call: Call, record: list[Any]) -> None:
-    """Send ``call``; fill ``record``'s start, end and status (0: no response)."""
+async def _send(
+    client: httpx.AsyncClient, call: Call, record: list[Any], free: asyncio.Semaphore
+) -> None:
+    """Send ``call``; fill ``record``'s start, end and status (0: no response).
+
+    A request waits for a free connection on ``free`` (as many as the client's connections)
+    rather than in httpx's pool: the pool looks through every waiting request each time a
+    connection comes back, so a backlog of thousands made the generator a core's worth of work
+    and the slowest part of the run (the server then idled with a queue in front of it)."""
     _, method, path, body = call
     loop = asyncio.get_running_loop()
     record[2] = loop.time()
     try:
-        response = await client.request(method, path, content=body)
+        async with free:
+            response = await client.request(method, path, content=body)
         record[4] = response.status_code
     except httpx.HTTPError:
         record[4] = 0

@@ -10,6 +10,7 @@ from fastapi.responses import FileResponse
 
 from streamjobs.api.auth import require_actor, services_of
 from streamjobs.api.bodies import read_document
+from streamjobs.api.conventions import JSON_DOCUMENT, json_response
 from streamjobs.api.documents import application_document, details_document, event_document
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import FieldError, InvalidInput, Unauthenticated
@@ -48,7 +49,11 @@ def resume_job(
     return application_document(services_of(request).applications.resume(name, actor=actor))
 
 
-@jobs_router.get("/{name}/applications", summary="List the job's applications, newest first")
+@jobs_router.get(
+    "/{name}/applications",
+    summary="List the job's applications, newest first",
+    response_model=JSON_DOCUMENT,
+)
 def list_job_applications(
     name: str,
     request: Request,
@@ -59,7 +64,7 @@ def list_job_applications(
     limit: int = Query(50, description="Page size, 1 to 500."),
     offset: int = Query(0, description="How many to skip."),
     actor: Actor = Depends(require_actor),
-) -> dict[str, Any]:
+) -> Response:
     query = ApplicationQuery(
         job_name=name,
         status=status,
@@ -72,7 +77,9 @@ def list_job_applications(
     return _page(request, query, actor)
 
 
-@router.get("", summary="List applications of every job, newest first")
+@router.get(
+    "", summary="List applications of every job, newest first", response_model=JSON_DOCUMENT
+)
 def list_applications(
     request: Request,
     job: str | None = Query(None, description="Only this job's."),
@@ -83,7 +90,7 @@ def list_applications(
     limit: int = Query(50, description="Page size, 1 to 500."),
     offset: int = Query(0, description="How many to skip."),
     actor: Actor = Depends(require_actor),
-) -> dict[str, Any]:
+) -> Response:
     query = ApplicationQuery(
         job_name=job,
         status=status,
@@ -233,11 +240,13 @@ def receive_reports(
     return {"accepted": added}
 
 
-def _page(request: Request, query: ApplicationQuery, actor: Actor) -> dict[str, Any]:
+def _page(request: Request, query: ApplicationQuery, actor: Actor) -> Response:
     page = services_of(request).applications.list(query, actor=actor)
-    return {
-        "items": [application_document(record) for record in page.items],
-        "total": page.total,
-        "limit": page.limit,
-        "offset": page.offset,
-    }
+    return json_response(
+        {
+            "items": [application_document(record) for record in page.items],
+            "total": page.total,
+            "limit": page.limit,
+            "offset": page.offset,
+        }
+    )

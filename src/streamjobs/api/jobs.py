@@ -8,7 +8,14 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 
 from streamjobs.api.auth import require_actor, services_of
 from streamjobs.api.bodies import read_document
-from streamjobs.api.conventions import etag, expected_version, location, manifest_body
+from streamjobs.api.conventions import (
+    JSON_DOCUMENT,
+    etag,
+    expected_version,
+    json_response,
+    location,
+    manifest_body,
+)
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.services.jobs import JobQuery, job_document
@@ -26,7 +33,7 @@ MERGE_PATCH_BODY: dict[str, Any] = {
 }
 
 
-@router.get("", summary="List jobs")
+@router.get("", summary="List jobs", response_model=JSON_DOCUMENT)
 def list_jobs(
     request: Request,
     status: str | None = Query(None, description="Only jobs with this status."),
@@ -36,19 +43,19 @@ def list_jobs(
     limit: int = Query(50, description="Page size, 1 to 500."),
     offset: int = Query(0, description="How many matching jobs to skip."),
     actor: Actor = Depends(require_actor),
-) -> dict[str, Any]:
+) -> Response:
     query = JobQuery(
         status=status, tag=tag, bundle=bundle, search=search, limit=limit, offset=offset
     )
-    services = services_of(request)
-    page = services.jobs.list(query, actor=actor)
-    latest = services.applications.latest_for_jobs([record.name for record in page.items])
-    return {
-        "items": [job_document(record, latest.get(record.name)) for record in page.items],
-        "total": page.total,
-        "limit": page.limit,
-        "offset": page.offset,
-    }
+    page, latest = services_of(request).jobs.list_with_latest(query, actor=actor)
+    return json_response(
+        {
+            "items": [job_document(record, latest.get(record.name)) for record in page.items],
+            "total": page.total,
+            "limit": page.limit,
+            "offset": page.offset,
+        }
+    )
 
 
 @router.post("", status_code=201, summary="Create a job", openapi_extra=MANIFEST_BODY)
@@ -64,14 +71,10 @@ def create_job(
     return job_document(record)
 
 
-@router.get("/{name}", summary="Get a job")
-def get_job(
-    name: str, request: Request, response: Response, actor: Actor = Depends(require_actor)
-) -> dict[str, Any]:
-    services = services_of(request)
-    record = services.jobs.get(name, actor=actor)
-    response.headers["ETag"] = etag(record.version)
-    return job_document(record, services.applications.latest_for_jobs([name]).get(name))
+@router.get("/{name}", summary="Get a job", response_model=JSON_DOCUMENT)
+def get_job(name: str, request: Request, actor: Actor = Depends(require_actor)) -> Response:
+    record, latest = services_of(request).jobs.show(name, actor=actor)
+    return json_response(job_document(record, latest), headers={"ETag": etag(record.version)})
 
 
 @router.put(
@@ -79,20 +82,23 @@ def get_job(
     summary="Apply a job: create it or bring it to the manifest",
     openapi_extra=MANIFEST_BODY,
     responses={201: {"description": "Created"}, 200: {"description": "Configured or unchanged"}},
+    response_model=JSON_DOCUMENT,
 )
 def apply_job(
     name: str,
     request: Request,
-    response: Response,
     document: Any = Depends(read_document),
     actor: Actor = Depends(require_actor),
-) -> dict[str, Any]:
+) -> Response:
     record, outcome = services_of(request).jobs.apply(name, document, actor=actor)
+    headers = {"ETag": etag(record.version)}
     if outcome == "created":
-        response.status_code = 201
-        response.headers["Location"] = location(JOBS, record.name)
-    response.headers["ETag"] = etag(record.version)
-    return {"result": str(outcome), "job": job_document(record)}
+        headers["Location"] = location(JOBS, record.name)
+    return json_response(
+        {"result": str(outcome), "job": job_document(record)},
+        status_code=201 if outcome == "created" else 200,
+        headers=headers,
+    )
 
 
 @router.patch("/{name}", summary="Update a job with a merge patch", openapi_extra=MERGE_PATCH_BODY)

@@ -8,6 +8,7 @@ query reads, and whether an input's ``schema`` is a DDL column list. Every probl
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import ClassVar
 
 import sqlglot
@@ -35,7 +36,14 @@ def views_read(sql: str) -> list[str]:
 
     Names qualified with a database or catalog (``db.table``) are not views of the pipeline and are
     left out, and so are the query's own CTE names and table names inside optimizer hints.
+    Remembered for the latest queries: a job applied again unchanged (a list, a GitOps loop)
+    is checked without parsing its SQL again.
     """
+    return list(_views_read(sql))
+
+
+@lru_cache(maxsize=1024)
+def _views_read(sql: str) -> tuple[str, ...]:
     query = _parse_one_query(sql)
     cte_names = {cte.alias_or_name.casefold() for cte in query.find_all(exp.CTE)}
     names: dict[str, str] = {}
@@ -45,7 +53,7 @@ def views_read(sql: str) -> list[str]:
             continue
         if name.casefold() not in cte_names:
             names.setdefault(name.casefold(), name)
-    return list(names.values())
+    return tuple(names.values())
 
 
 def check_column_list(ddl: str) -> str:

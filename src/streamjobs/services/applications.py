@@ -157,8 +157,8 @@ class ApplicationService:
         with self._store.transaction() as repos:
             filters["bundles"] = visible_to(repos, actor)
             if query.job_name is not None:
-                job = repos.jobs.get(query.job_name)
-                require_job(repos, actor, job.name, job.bundle, JobAction.VIEW)
+                bundle = repos.jobs.bundle_of(query.job_name)
+                require_job(repos, actor, query.job_name, bundle, JobAction.VIEW)
             items = repos.applications.list(**filters, limit=query.limit, offset=query.offset)
             total = repos.applications.count(**filters)
         return ApplicationPage(items=items, total=total, limit=query.limit, offset=query.offset)

@@ -161,6 +161,14 @@ class JobService:
             require_job(repos, actor, name, record.bundle, JobAction.VIEW)
             return record
 
+    def show(self, name: str, *, actor: Actor) -> tuple[JobRecord, ApplicationRecord | None]:
+        """The job and its latest application (None before its first run), read in one
+        transaction; ``NotFound`` also when ``actor`` may not see the job."""
+        with self._store.transaction() as repos:
+            record = repos.jobs.get(name)
+            require_job(repos, actor, name, record.bundle, JobAction.VIEW)
+            return record, repos.applications.latest_for_jobs([name]).get(name)
+
     def permissions(self, name: str, *, actor: Actor) -> dict[JobAction, Permission | None]:
         """For each action on the job, None if ``actor`` may take it, else the permission
         missing; ``NotFound`` when they may not see the job."""
@@ -171,6 +179,13 @@ class JobService:
 
     def list(self, query: JobQuery, *, actor: Actor) -> JobPage:
         """The jobs ``actor`` may see that pass the query's filters."""
+        return self.list_with_latest(query, actor=actor, latest=False)[0]
+
+    def list_with_latest(
+        self, query: JobQuery, *, actor: Actor, latest: bool = True
+    ) -> tuple[JobPage, dict[str, ApplicationRecord]]:
+        """``list``, and (with ``latest``) the latest application of each job on the page that
+        has run, by job name, read in the same transaction."""
         check_page(query.limit, query.offset)
         tag = _parse_tag_filter(query.tag) if query.tag else None
         with self._store.transaction() as repos:
@@ -183,7 +198,10 @@ class JobService:
                 limit=query.limit,
                 offset=query.offset,
             )
-        return JobPage(items=items, total=total, limit=query.limit, offset=query.offset)
+            names = [record.name for record in items] if latest else []
+            applications = repos.applications.latest_for_jobs(names)
+        page = JobPage(items=items, total=total, limit=query.limit, offset=query.offset)
+        return page, applications
 
     def template(self, name: str, *, actor: Actor) -> dict[str, Any]:
         """The job's full template: every default filled in, secrets by name only."""

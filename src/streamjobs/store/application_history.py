@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Select, delete, func, select, update
+from sqlalchemy import Select, bindparam, delete, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
@@ -168,29 +168,11 @@ class ApplicationHistory(Repository):
     def latest_attempts(self, application_ids: Iterable[str]) -> dict[str, AttemptRecord]:
         """Each application's attempt with the highest number, by application id, in one query;
         applications without an attempt are left out."""
-        ids = set(application_ids)
+        ids = sorted(set(application_ids))
         if not ids:
             return {}
-        newest = (
-            select(
-                ApplicationAttemptRow.application_id,
-                func.max(ApplicationAttemptRow.number).label("number"),
-            )
-            .where(ApplicationAttemptRow.application_id.in_(ids))
-            .group_by(ApplicationAttemptRow.application_id)
-            .subquery()
-        )
-        names = [each.name for each in fields(AttemptRecord)]
-        attempt_columns = [ApplicationAttemptRow.__table__.c[name] for name in names]
-        rows = self._session.execute(
-            select(*attempt_columns).join(
-                newest,
-                (ApplicationAttemptRow.application_id == newest.c.application_id)
-                & (ApplicationAttemptRow.number == newest.c.number),
-            )
-        )
-        attempts = (AttemptRecord(**dict(zip(names, row, strict=True))) for row in rows)
-        return {attempt.application_id: attempt for attempt in attempts}
+        rows = self._read(_LATEST_ATTEMPTS, {"application_ids": ids})
+        return {row.application_id: AttemptRecord(*row) for row in rows}
 
     def latest_attempt(self, application_id: str) -> AttemptRecord | None:
         """The application's attempt with the highest number, or None before the first."""
@@ -338,6 +320,26 @@ class ApplicationHistory(Repository):
         if self._session.get_bind().dialect.name == "postgresql":
             return postgresql.insert
         return sqlite.insert
+
+
+_NEWEST_ATTEMPTS = (
+    select(
+        ApplicationAttemptRow.application_id,
+        func.max(ApplicationAttemptRow.number).label("number"),
+    )
+    .where(ApplicationAttemptRow.application_id.in_(bindparam("application_ids", expanding=True)))
+    .group_by(ApplicationAttemptRow.application_id)
+    .subquery()
+)
+_LATEST_ATTEMPTS = select(
+    *[ApplicationAttemptRow.__table__.c[each.name] for each in fields(AttemptRecord)]
+).join(
+    _NEWEST_ATTEMPTS,
+    (ApplicationAttemptRow.application_id == _NEWEST_ATTEMPTS.c.application_id)
+    & (ApplicationAttemptRow.number == _NEWEST_ATTEMPTS.c.number),
+)
+"""Each application's newest attempt, as plain rows in ``AttemptRecord``'s field order (the
+supervisor reads one per live application every tick); built once."""
 
 
 def _select_attempts() -> Select[ApplicationAttemptRow]:

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, cast
 from uuid import uuid4
 
-from sqlalchemy import ColumnElement, Row, Select, false, func, or_, select
+from sqlalchemy import ColumnElement, Row, Select, bindparam, false, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from streamjobs.domain.errors import Conflict, NotFound
@@ -115,8 +115,26 @@ class ApplicationRecord:
 
 
 _RECORD_FIELDS = [each.name for each in fields(ApplicationRecord)]
-_RECORD_COLUMNS = [ApplicationRow.__table__.c[name] for name in _RECORD_FIELDS]
-"""The columns an ``ApplicationRecord`` is made of, in its fields' order (not the spec)."""
+_SELECT_APPLICATIONS: Select[Any] = select(
+    *[ApplicationRow.__table__.c[name] for name in _RECORD_FIELDS]
+)
+"""The columns an ``ApplicationRecord`` is made of, in its fields' order (not the spec), as plain
+rows, not ORM objects: reading is what lists and the supervisor do most, and rows skip the
+identity map (so they are always as stored now). Each query decodes the JSON columns afresh: no
+two records share a dict. Built once: a statement is immutable, and building one costs more
+than running it."""
+_NEWEST_RUNS = (
+    select(ApplicationRow.job_name, func.max(ApplicationRow.run_number).label("run_number"))
+    .where(ApplicationRow.job_name.in_(bindparam("job_names", expanding=True)))
+    .group_by(ApplicationRow.job_name)
+    .subquery()
+)
+_LATEST_FOR_JOBS = _SELECT_APPLICATIONS.join(
+    _NEWEST_RUNS,
+    (ApplicationRow.job_name == _NEWEST_RUNS.c.job_name)
+    & (ApplicationRow.run_number == _NEWEST_RUNS.c.run_number),
+)
+_STATES = {state.value: state for state in AppState}
 
 
 class ApplicationRepository(VersionedRepository, ApplicationHistory):
@@ -251,8 +269,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
             bundles=bundles,
         )
         page = (
-            _select_applications()
-            .where(*criteria)
+            _SELECT_APPLICATIONS.where(*criteria)
             .order_by(
                 ApplicationRow.created_at.desc(),
                 ApplicationRow.run_number.desc(),
@@ -261,7 +278,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
             .limit(limit)
             .offset(offset)
         )
-        return [_record(row) for row in self._session.execute(page)]
+        return [_record(row) for row in self._read(page)]
 
     def count(
         self,
@@ -287,25 +304,10 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
 
     def latest_for_jobs(self, job_names: Iterable[str]) -> dict[str, ApplicationRecord]:
         """Each named job's newest application, by job name; jobs that never ran are left out."""
-        names = set(job_names)
+        names = sorted(set(job_names))
         if not names:
             return {}
-        newest = (
-            select(
-                ApplicationRow.job_name,
-                func.max(ApplicationRow.run_number).label("run_number"),
-            )
-            .where(ApplicationRow.job_name.in_(names))
-            .group_by(ApplicationRow.job_name)
-            .subquery()
-        )
-        rows = self._session.execute(
-            _select_applications().join(
-                newest,
-                (ApplicationRow.job_name == newest.c.job_name)
-                & (ApplicationRow.run_number == newest.c.run_number),
-            )
-        )
+        rows = self._read(_LATEST_FOR_JOBS, {"job_names": names})
         return {row.job_name: _record(row) for row in rows}
 
     def demand_in_bundle(self, bundle: str) -> Demand:
@@ -324,10 +326,10 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
 
     def supervised(self) -> builtins.list[ApplicationRecord]:
         """The applications the supervisor works on (``ACTIVE_STATES``), oldest first."""
-        rows = self._session.execute(
-            _select_applications()
-            .where(ApplicationRow.state.in_([state.value for state in ACTIVE_STATES]))
-            .order_by(ApplicationRow.created_at, ApplicationRow.id)
+        rows = self._read(
+            _SELECT_APPLICATIONS.where(
+                ApplicationRow.state.in_([state.value for state in ACTIVE_STATES])
+            ).order_by(ApplicationRow.created_at, ApplicationRow.id)
         )
         return [_record(row) for row in rows]
 
@@ -362,15 +364,8 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         return self.get(application_id)
 
     def _find_one(self, criterion: ColumnElement[bool]) -> ApplicationRecord | None:
-        row = self._session.execute(_select_applications().where(criterion)).one_or_none()
+        row = self._read(_SELECT_APPLICATIONS.where(criterion)).one_or_none()
         return None if row is None else _record(row)
-
-
-def _select_applications() -> Select[Any]:
-    """Select the columns of ``ApplicationRecord`` as plain rows, not ORM objects: reading is what
-    lists and the supervisor do most, and rows skip the identity map (so they are always as stored
-    now). Each query decodes the JSON columns afresh: no two records share a dict."""
-    return select(*_RECORD_COLUMNS)
 
 
 def _live_key(job_name: str, state: AppState) -> str | None:
@@ -416,7 +411,13 @@ def _has_tag(key: str, value: str | None) -> ColumnElement[bool]:
 
 
 def _record(row: Row[Any]) -> ApplicationRecord:
-    """The record of a row selected by ``_select_applications`` (its columns are the fields)."""
-    values = dict(zip(_RECORD_FIELDS, row, strict=True))
-    values["state"] = AppState(values["state"])
-    return ApplicationRecord(**values)
+    """The record of a row selected by ``_SELECT_APPLICATIONS`` (its columns are every field).
+
+    Filled in directly rather than through the frozen dataclass's ``__init__``, which sets each
+    of its 37 fields through ``object.__setattr__`` and cost lists and the tick most of a row's
+    time."""
+    record: ApplicationRecord = object.__new__(ApplicationRecord)
+    values = record.__dict__
+    values.update(zip(_RECORD_FIELDS, row, strict=True))
+    values["state"] = _STATES[values["state"]]
+    return record

@@ -9,9 +9,10 @@ if the row is gone, ``Conflict`` if someone else changed it first).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, ClassVar, cast
 
-from sqlalchemy import CursorResult, Delete, Update, delete, select, update
+from sqlalchemy import CursorResult, Delete, Executable, Result, Update, delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -24,6 +25,19 @@ class Repository:
 
     def __init__(self, session: Session) -> None:
         self._session = session
+
+    def _read(
+        self, statement: Executable, parameters: Mapping[str, Any] | None = None
+    ) -> Result[*tuple[Any, ...]]:
+        """Run a SELECT of plain columns in this transaction and give its rows.
+
+        On the session's connection rather than through ``Session.execute``, whose ORM layer
+        processes every row again; writes still pending in the session are flushed first, as
+        ``Session.execute`` would."""
+        session = self._session
+        if session.new or session.dirty or session.deleted:
+            session.flush()
+        return session.connection().execute(statement, parameters)
 
     def _insert(self, row: Base) -> None:
         """Insert ``row`` now and read it back as stored (timestamps in UTC, defaults filled in)."""

@@ -11,7 +11,7 @@ import builtins
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import bindparam, delete, select, update
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.domain.quotas import NodeSize, Quota
@@ -36,6 +36,13 @@ class BundleRecord:
     created_at: datetime
     description: str | None = None
     quota: Quota = field(default_factory=Quota)
+
+
+_NODE_TYPE = select(NodeTypeRow.name, NodeTypeRow.cores, NodeTypeRow.memory_mb).where(
+    NodeTypeRow.name == bindparam("name")
+)
+_BUNDLE_NAMED = select(ResourceBundleRow.name).where(ResourceBundleRow.name == bindparam("name"))
+"""Look-ups every job change makes (``_check_references``), built once and read as plain rows."""
 
 
 class NodeTypeRepository(Repository):
@@ -75,8 +82,8 @@ class NodeTypeRepository(Repository):
 
     def find(self, name: str) -> NodeTypeRecord | None:
         """The node type called ``name``, or None."""
-        row = self._session.get(NodeTypeRow, name)
-        return None if row is None else _node_type_record(row)
+        row = self._read(_NODE_TYPE, {"name": name}).first()
+        return None if row is None else NodeTypeRecord(row.name, row.cores, row.memory_mb)
 
 
 class BundleRepository(Repository):
@@ -89,7 +96,7 @@ class BundleRepository(Repository):
 
     def exists(self, name: str) -> bool:
         """Whether a bundle called ``name`` exists."""
-        return self._session.get(ResourceBundleRow, name) is not None
+        return self._read(_BUNDLE_NAMED, {"name": name}).first() is not None
 
     def get(self, name: str) -> BundleRecord:
         row = self._session.get(ResourceBundleRow, name)

@@ -9,12 +9,24 @@ from __future__ import annotations
 import builtins
 import copy
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import ColumnElement, Row, Select, Text, cast, delete, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Select,
+    Text,
+    bindparam,
+    cast,
+    delete,
+    func,
+    insert,
+    select,
+    update,
+)
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.store.base import VersionedRepository
@@ -88,9 +100,17 @@ class JobRepository(VersionedRepository):
             raise NotFound("job", name)
         return job
 
+    def bundle_of(self, name: str) -> str:
+        """The bundle of the job called ``name`` (all an access check needs: no manifest, no
+        tags); ``NotFound`` if there is none."""
+        bundle = self._read(_SELECT_BUNDLE, {"name": name}).scalar()
+        if bundle is None:
+            raise NotFound("job", name)
+        return str(bundle)
+
     def find(self, name: str) -> JobRecord | None:
         """The job called ``name``, or None."""
-        row = self._session.execute(_select_jobs().where(JobRow.name == name)).one_or_none()
+        row = self._read(_SELECT_JOBS.where(JobRow.name == name)).one_or_none()
         return None if row is None else self._records([row])[0]
 
     def list(
@@ -113,8 +133,8 @@ class JobRepository(VersionedRepository):
         if bundles is not None:
             criteria.append(JobRow.bundle.in_(sorted(bundles)))
         total = self._session.scalar(select(func.count()).select_from(JobRow).where(*criteria))
-        page = _select_jobs().where(*criteria).order_by(JobRow.name).limit(limit).offset(offset)
-        return self._records(self._session.execute(page).all()), total or 0
+        page = _SELECT_JOBS.where(*criteria).order_by(JobRow.name).limit(limit).offset(offset)
+        return self._records(self._read(page).all()), total or 0
 
     def count_in_bundle(self, bundle: str) -> int:
         counted = select(func.count()).select_from(JobRow).where(JobRow.bundle == bundle)
@@ -182,20 +202,25 @@ class JobRepository(VersionedRepository):
     def _records(self, rows: Sequence[Row[Any]]) -> builtins.list[JobRecord]:
         """Records of ``rows``, with the tags of all of them read in one query."""
         tags: dict[str, dict[str, str]] = {row.id: {} for row in rows}
-        found = self._session.execute(
-            select(JobTagRow.job_id, JobTagRow.key, JobTagRow.value)
-            .where(JobTagRow.job_id.in_(tags))
-            .order_by(JobTagRow.key)
-        )
+        if not tags:
+            return []
+        found = self._read(_SELECT_TAGS, {"job_ids": builtins.list(tags)})
         for job_id, key, value in found:
             tags[job_id][key] = value
         return [_record(row, tags[row.id]) for row in rows]
 
 
-def _select_jobs() -> Select[Any]:
-    """Select jobs' columns as plain rows, not ORM objects: faster to read, always as stored now,
-    and each query decodes the manifest afresh, so no two records share it."""
-    return select(JobRow.__table__)
+_SELECT_JOBS: Select[Any] = select(JobRow.__table__)
+"""Jobs' columns as plain rows, not ORM objects: faster to read, always as stored now, and each
+query decodes the manifest afresh, so no two records share it. Built once (statements are
+immutable; building one costs about what running it does)."""
+_SELECT_TAGS: Select[str, str, str] = (
+    select(JobTagRow.job_id, JobTagRow.key, JobTagRow.value)
+    .where(JobTagRow.job_id.in_(bindparam("job_ids", expanding=True)))
+    .order_by(JobTagRow.key)
+)
+_RECORD_FIELDS = [each.name for each in fields(JobRecord) if each.name != "tags"]
+_SELECT_BUNDLE: Select[Any] = select(JobRow.bundle).where(JobRow.name == bindparam("name"))
 
 
 def _criteria(
@@ -221,19 +246,11 @@ def _has_tag(key: str, value: str | None) -> ColumnElement[bool]:
 
 
 def _record(row: Row[Any], tags: dict[str, str]) -> JobRecord:
-    return JobRecord(
-        id=row.id,
-        name=row.name,
-        namespace=row.namespace,
-        description=row.description,
-        bundle=row.bundle,
-        manifest=row.manifest,
-        tags=tags,
-        desired_state=row.desired_state,
-        status=row.status,
-        version=row.version,
-        created_by=row.created_by,
-        created_at=row.created_at,
-        updated_by=row.updated_by,
-        updated_at=row.updated_at,
-    )
+    """The record of a row of ``_SELECT_JOBS``, filled in directly rather than through the frozen
+    dataclass's ``__init__`` (one ``object.__setattr__`` a field: most of a list's Python time)."""
+    record: JobRecord = object.__new__(JobRecord)
+    columns = row._mapping
+    values = record.__dict__
+    values.update((name, columns[name]) for name in _RECORD_FIELDS)
+    values["tags"] = tags
+    return record

@@ -75,9 +75,16 @@ class UtcDateTime(TypeDecorator[datetime]):
 
 
 def _sqlite_utc(value: str | None) -> datetime | None:
+    """SQLite keeps the UTC time without an offset: parse it with one (``datetime.replace``
+    costs several times what parsing does); a value that has an offset already is converted."""
     if value is None:
         return None
-    parsed = datetime.fromisoformat(value)
+    try:
+        parsed = datetime.fromisoformat(value + "+00:00")
+    except ValueError:
+        parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is UTC:
+        return parsed
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
