@@ -90,11 +90,11 @@ Once micro-batch {KILL_AFTER_BATCH} is committed, the driver is SIGKILLed; the l
 
 **Subjects.** (a) streamjobs with `restartPolicy: {{type: Always, onFailureRetryInterval:
 {interval}}}`: SIGKILL to the JVM and Python under the attempt's wrapper (the wrapper survives and
-records exit code 137; the supervisor judges the attempt failed and starts the next one
-{interval} s later, at a tick). (b) bare: SIGKILL to the bare `spark-submit`'s process group; as
-soon as the killed `spark-submit` (the JVM it execs) has exited, the same command starts again
-(a cold restart from the same checkpoint, as a shell loop or `systemd` with `Restart=always`
-and no delay would do it).
+records exit code 137; the supervisor, woken by the wrapper's exit, judges the attempt failed
+and starts the next one {interval} s later). (b) bare: SIGKILL to the bare `spark-submit`'s
+process group; as soon as the killed `spark-submit` (the JVM it execs) has exited, the same
+command starts again (a cold restart from the same checkpoint, as a shell loop or `systemd`
+with `Restart=always` and no delay would do it).
 
 **Clock.** From just before the SIGKILL to the modification time of the first
 `<checkpoint>/{OUTPUT}/commits/<id>` with an id above the last one committed before the kill.
@@ -128,9 +128,9 @@ def details(measured: Measured) -> str:
             for label, v in PHASES
         )
         + ". Before its new spark-submit, (a) waits for the supervisor to see the wrapper exit "
-        "(it polls drivers every tick, 1 s), then `onFailureRetryInterval` (1 s) and the tick "
-        "that submits; a miss of the target beyond those 1-3 s would be in the driver's own "
-        "start (the last phase).",
+        "(a pidfd wakes its loop), then `onFailureRetryInterval` (1 s, counted from then; the "
+        "loop wakes when it is due); a miss of the target beyond that second would be in the "
+        "driver's own start (the last phase).",
         "**Records in the outputs.**\n\n" + records_table(measured),
     ]
     return "\n\n".join(sections)

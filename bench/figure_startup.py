@@ -1,8 +1,8 @@
 """Figure 2, start-up: from the Run request to RUNNING and to the first committed micro-batch.
 
 streamjobs runs the rate -> parquet example through a server (``POST /api/v1/jobs/{job}/run``;
-its supervisor starts ``spark-submit`` under the wrapper at its next tick); the baseline is the
-bare ``spark-submit`` of the same runner with the same Spark settings (``bench.rate_pipeline``).
+its supervisor, woken by the request, starts ``spark-submit`` under the wrapper); the baseline is
+the bare ``spark-submit`` of the same runner with the same Spark settings (``bench.rate_pipeline``).
 Both are timed to the modification time of ``commits/0`` in the query's checkpoint, from a fresh
 checkpoint each time; the sessions are ``bench.rate_sessions``' (figure 3 reads the same ones).
 Target: streamjobs' median at most 10 % above the bare one.
@@ -86,19 +86,20 @@ bench's scratch directory, a fresh checkpoint every time, driver node type `smal
 **Subjects.** (a) streamjobs: a `streamjobs server` (SQLite store, supervisor tick 1 s) up
 before the first session and throughout; the job is PUT, then `POST /api/v1/jobs/<job>/run`
 starts the clock. Its supervisor starts `spark-submit <runner> --manifest job.yaml
---application-id … --stop-file … --report-url … --report-token-file …` under the wrapper at its
-next tick; the runner reports to the server over HTTP. (b) bare: the `spark-submit` command the
-launcher builds for the same job (`streamjobs.launch.command.spark_submit_command`, so the same
-`--master`, `--driver-memory`, `--conf`s and environment), with `--manifest job.yaml` as the
-runner's only argument: no server, no wrapper, no reporting. The clock starts just before the
-process is started.
+--application-id … --stop-file … --report-url … --report-token-file …` under the wrapper at
+once (the Run request wakes its loop); the runner reports to the server over HTTP. (b) bare:
+the `spark-submit` command the launcher builds for the same job
+(`streamjobs.launch.command.spark_submit_command`, so the same `--master`, `--driver-memory`,
+`--conf`s and environment), with `--manifest job.yaml` as the runner's only argument: no
+server, no wrapper, no reporting. The clock starts just before the process is started.
 
 **Clock.** Both stop on the modification time of `<checkpoint>/{OUTPUT}/commits/0`, the file
 Spark writes when micro-batch 0 is committed (the harness polls for it every 50 ms; the file's
 time does not depend on the polling). RUNNING is the first attempt's `runningAt` from the API,
 read after the commit so the harness does not poll the server meanwhile; the server marks it at
-the supervisor's first tick after the driver's first report (its Spark session is up). The
-bare counterpart is the runner's own `driver` line on stdout, printed when the session is up.
+the supervisor tick that the driver's first report wakes (its Spark session is up; the server
+does not ask a reporting driver's Spark REST API while it starts). The bare counterpart is the
+runner's own `driver` line on stdout, printed when the session is up.
 
 **Repetitions.** {measured.plan.repetitions} per subject, alternating, streamjobs first (a
 first run after an idle spell, with colder caches, counts against streamjobs). Each session goes
@@ -154,11 +155,11 @@ def gap(measured: Measured) -> str:
     allowed = bare_median * (TARGET.threshold - 1)
     return (
         f"{'; '.join(parts)}. The target allows (a) {allowed:.1f} s more than (b)'s median. "
-        "Before spark-submit, (a) waits for the supervisor's next tick (up to 1 s, "
-        "`STREAMJOBS_SUPERVISOR_INTERVAL_SECONDS`); after it, the driver is the same command "
-        "but for the runner's reporting (an HTTP client thread and a heartbeat) and the "
-        "wrapper's Python start, and (a)'s 'session up' is the supervisor's tick after the "
-        "driver's report, up to 1 s later than the session itself."
+        "Before spark-submit, (a) has the Run request, the supervisor tick it wakes and the "
+        "wrapper's Python start; after it, the driver is the same command but for the "
+        "runner's reporting (an HTTP client thread and a heartbeat), and (a)'s 'session up' "
+        "is the supervisor tick the driver's first report wakes, a little after the session "
+        "itself."
     )
 
 

@@ -46,6 +46,7 @@ def server(
 
     from streamjobs.api.app import create_app
     from streamjobs.services.container import open_services
+    from streamjobs.supervisor.nudge import nudging
     from streamjobs.supervisor.server import supervisor_for
 
     settings = Settings()
@@ -61,8 +62,13 @@ def server(
     supervisor = supervisor_for(services) if settings.supervisor else None
     if supervisor is not None:
         supervisor.start()
+    app = create_app(services=services)
     try:
-        uvicorn.run(create_app(services=services), host=settings.host, port=settings.port)
+        uvicorn.run(
+            app if supervisor is None else nudging(app, supervisor),
+            host=settings.host,
+            port=settings.port,
+        )
     finally:
         if supervisor is not None:
             supervisor.stop()

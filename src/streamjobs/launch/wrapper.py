@@ -9,16 +9,18 @@ as 128 + N, as a shell reports it.
 The wrapper outlives SIGINT and SIGTERM sent to its process group: the command, in the same
 group, gets them too and decides what they mean; the wrapper stays to record the outcome.
 SIGKILL ends the wrapper as well, and then no exit code is written.
+
+The wrapper is on the path of every start and restart (before ``spark-submit``), so it imports
+little: no ``tempfile``, and ``argparse`` only for ``--help`` and malformed command lines; the
+``streamjobs`` package it lives in reads its version lazily for the same reason.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
@@ -34,7 +36,8 @@ def exit_code_of(returncode: int) -> int:
 
 def write_exit_code(path: Path, code: int) -> None:
     """Write ``code`` to ``path`` so that a reader sees either no file or the whole code."""
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    temporary = path.parent / f".{path.name}.{os.getpid()}"
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
         with os.fdopen(descriptor, "w", encoding="ascii") as file:
             file.write(f"{code}\n")
@@ -42,7 +45,7 @@ def write_exit_code(path: Path, code: int) -> None:
             os.fsync(file.fileno())
         os.replace(temporary, path)
     except BaseException:
-        Path(temporary).unlink(missing_ok=True)
+        temporary.unlink(missing_ok=True)
         raise
 
 
@@ -77,7 +80,26 @@ def run(command: Sequence[str], exit_code_file: Path) -> int:
     return code
 
 
-def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+class Arguments:
+    """The wrapper's command line: where the exit code goes, and the command."""
+
+    def __init__(self, exit_code_file: Path, command: list[str]) -> None:
+        self.exit_code_file = exit_code_file
+        self.command = command
+
+
+def parse_args(argv: Sequence[str] | None = None) -> Arguments:
+    """``--exit-code-file F -- command...``, as the launcher writes it, read directly; anything
+    else (``--help``, a mistake) goes to ``argparse``."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if len(arguments) > 3 and arguments[0] == "--exit-code-file" and arguments[2] == "--":
+        return Arguments(Path(arguments[1]), arguments[3:])
+    return _parse_with_argparse(arguments)
+
+
+def _parse_with_argparse(argv: list[str]) -> Arguments:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="python -m streamjobs.launch.wrapper",
         description="Run a command and record its exit code in a file.",
@@ -89,7 +111,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         args.command = args.command[1:]
     if not args.command:
         parser.error("no command given (put it after --)")
-    return args
+    return Arguments(args.exit_code_file, args.command)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,10 +1,12 @@
 """The supervisor's loop: observe every supervised application, tick, apply the actions.
 
 ``Supervisor.run_once`` is one pass and is what tests call; ``start`` runs it every second in a
-background thread of ``streamjobs server``. Everything the loop needs about a driver is in the
-store (pid, process start time, directory), so a restarted server carries on with the drivers
-an earlier one started, and never starts a second driver for a job: an application's next attempt
-is only submitted once the store says its previous one has ended.
+background thread of ``streamjobs server``, and at once when woken (a driver ended, a retry is
+due, a Run or a starting driver's first report came in: ``wakeups``, ``nudge``). Everything
+the loop needs about a driver is in the store (pid, process start time, directory), so a
+restarted server carries on with the drivers an earlier one started, and never starts a second
+driver for a job: an application's next attempt is only submitted once the store says its
+previous one has ended.
 
 Applying a submit claims the application first (a versioned update), then starts the driver,
 then records the attempt: if the claim loses a race nothing starts; if the server dies between
@@ -16,30 +18,28 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import StreamjobsError
-from streamjobs.domain.manifest import Deployment, Processing, RestartPolicy
+from streamjobs.domain.manifest import ApplicationType, Deployment, Processing, RestartPolicy
 from streamjobs.domain.policy import RetryCounters
 from streamjobs.domain.states import AppEvent, AppState
 from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFailed
-from streamjobs.launch.spark_ui import ExecutorFigures, read_executors
+from streamjobs.launch.spark_ui import read_executors
 from streamjobs.services.application_state import move
 from streamjobs.services.identity import token_digest
 from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Store
 from streamjobs.supervisor.attempts import AttemptFactory
+from streamjobs.supervisor.executors import ExecutorPolls, ExecutorReader
 from streamjobs.supervisor.reconcile import Action, DriverCall, Observed, Request, Timing, tick
 from streamjobs.supervisor.wakeups import Wakeups
 
 log = logging.getLogger(__name__)
-
-EXECUTOR_POLL_SECONDS = 5.0
-ExecutorReader = Callable[[DriverHandle], ExecutorFigures | None]
 
 
 @dataclass(frozen=True)
@@ -66,18 +66,19 @@ class Supervisor:
         """``executor_reader`` asks a driver's Spark REST API for its executors (None: no
         answer)."""
         self._store = store
-        self._read_executors = executor_reader
+        self._executor_polls = ExecutorPolls(executor_reader)
         self._launchers = launchers
         self._attempts = attempts
         self._clock = clock
         self._config = config
-        self._executors_polled: dict[str, datetime] = {}
         self._terms: dict[str, _Terms] = {}
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._wakeups: Wakeups | None = None
         self._live_pids: set[int] = set()
         self._next_due: datetime | None = None
+        self._starting: frozenset[str] = frozenset()
+        """Applications STARTING at the last tick: their driver's first report wakes the loop."""
 
     def run_once(self) -> list[Action]:
         """One tick over every supervised application; the actions it applied."""
@@ -92,11 +93,27 @@ class Supervisor:
             except StreamjobsError as error:  # changed meanwhile: the next tick sees it anew
                 log.info("supervisor: %s: %s", action.application_id, error.detail)
         self._next_due = _next_attempt_due(observed, actions, after=now)
+        self._starting = frozenset(
+            app.id for app in observed if app.state is AppState.STARTING and not app.driver_ready
+        )
         return actions
+
+    def wake(self) -> None:
+        """Tick now rather than at the next interval (from any thread): something asked of an
+        application (a Run, a stop, an abort) has been stored. Nothing when not started."""
+        if self._wakeups is not None:
+            self._wakeups.wake()
+
+    def driver_reported(self, application_id: str) -> None:
+        """A driver's report was stored: tick now if its application waits for that report to
+        be RUNNING; any other report (progress, heartbeats) waits for the next tick."""
+        if application_id in self._starting:
+            self.wake()
 
     def start(self) -> None:
         """Run a tick every ``interval_seconds`` in a background thread, and sooner when a
-        driver process ends or an application's next attempt is due (``Wakeups``)."""
+        driver process ends, an application's next attempt is due (``Wakeups``) or ``wake`` is
+        called (``supervisor.nudge``: a Run, a starting driver's first report)."""
         self._wakeups = Wakeups()
         self._thread = threading.Thread(target=self._loop, name="streamjobs-supervisor")
         self._thread.daemon = True
@@ -198,19 +215,13 @@ class Supervisor:
         self, application: ApplicationRecord, attempt: AttemptRecord, handle: DriverHandle
     ) -> tuple[ApplicationRecord, bool]:
         """Whether the driver reported or its REST API answers (then its executor figures are
-        kept); the application as it is afterwards."""
+        kept; ``supervisor.executors`` says when it is asked); the application afterwards."""
         reported = _heartbeat_of(application, attempt) is not None
         now = self._clock.now()
-        last = self._executors_polled.get(application.id)
-        due = (
-            application.state == AppState.STARTING
-            or last is None
-            or ((now - last).total_seconds() >= EXECUTOR_POLL_SECONDS)
-        )
-        if not due:
+        polls = self._executor_polls
+        if not polls.due(application, attempt, now, reports=self._terms_of(application).reports):
             return application, reported
-        self._executors_polled[application.id] = now
-        figures = self._read_executors(handle)
+        figures = polls.read(application.id, handle, now)
         if figures is None:
             return application, reported
         with self._store.transaction() as repos:
@@ -372,6 +383,8 @@ class _Terms:
     deployment: Deployment
     executors: int
     """Executors asked for (standard deployments); Spark's REST API tells only those running."""
+    reports: bool
+    """The driver is a pipeline's runner, which reports to the server."""
 
     @classmethod
     def of(cls, spec: Mapping[str, Any], version: int) -> _Terms:
@@ -387,6 +400,7 @@ class _Terms:
             ).suspend_on_failure,
             deployment=deployment,
             executors=int(instance.get("executors") or 0) if standard else 0,
+            reports=(body.get("application") or {}).get("type") == ApplicationType.PIPELINE,
         )
 
 
