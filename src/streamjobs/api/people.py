@@ -91,10 +91,7 @@ def delete_user(name: str, request: Request, actor: Actor = Depends(require_acto
 def grant_run_as(
     name: str, request: Request, subject: str = SubjectPath, actor: Actor = Depends(require_actor)
 ) -> Response:
-    services_of(request).people.set_service_account_grant(
-        name, Subject.parse(subject, path="path.subject"), granted=True, actor=actor
-    )
-    return Response(status_code=204)
+    return _set_run_as(request, name, subject, granted=True, actor=actor)
 
 
 @router.delete(
@@ -105,10 +102,7 @@ def grant_run_as(
 def revoke_run_as(
     name: str, request: Request, subject: str = SubjectPath, actor: Actor = Depends(require_actor)
 ) -> Response:
-    services_of(request).people.set_service_account_grant(
-        name, Subject.parse(subject, path="path.subject"), granted=False, actor=actor
-    )
-    return Response(status_code=204)
+    return _set_run_as(request, name, subject, granted=False, actor=actor)
 
 
 @router.get(USERS + "/{name}/tokens", summary="A user's access tokens (never their secrets)")
@@ -206,10 +200,7 @@ def grant_permission(
     subject: str = SubjectPath,
     actor: Actor = Depends(require_actor),
 ) -> Response:
-    services_of(request).people.set_domain_grant(
-        Subject.parse(subject, path="path.subject"), permission, granted=True, actor=actor
-    )
-    return Response(status_code=204)
+    return _set_domain_grant(request, permission, subject, granted=True, actor=actor)
 
 
 @router.delete(
@@ -223,8 +214,23 @@ def revoke_permission(
     subject: str = SubjectPath,
     actor: Actor = Depends(require_actor),
 ) -> Response:
+    return _set_domain_grant(request, permission, subject, granted=False, actor=actor)
+
+
+def _set_run_as(
+    request: Request, name: str, subject: str, *, granted: bool, actor: Actor
+) -> Response:
+    services_of(request).people.set_service_account_grant(
+        name, Subject.parse(subject, path="path.subject"), granted=granted, actor=actor
+    )
+    return Response(status_code=204)
+
+
+def _set_domain_grant(
+    request: Request, permission: DomainPermission, subject: str, *, granted: bool, actor: Actor
+) -> Response:
     services_of(request).people.set_domain_grant(
-        Subject.parse(subject, path="path.subject"), permission, granted=False, actor=actor
+        Subject.parse(subject, path="path.subject"), permission, granted=granted, actor=actor
     )
     return Response(status_code=204)
 

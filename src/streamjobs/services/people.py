@@ -217,7 +217,7 @@ def require_subject(repos: Repositories, subject: Subject, path: str) -> None:
     exists = (
         repos.users.find(subject.name) is not None
         if subject.kind is SubjectKind.USER
-        else any(group.name == subject.name for group in repos.groups.list())
+        else repos.groups.exists(subject.name)
     )
     if not exists:
         raise InvalidInput([FieldError(path, f"no {subject.kind} is called {subject.name!r}")])

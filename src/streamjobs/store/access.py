@@ -54,6 +54,9 @@ class GroupRepository(Repository):
         self._insert_unique(GroupRow(name=name, created_at=at), kind="group", name=name)
         return GroupRecord(name=name, created_at=at, members=())
 
+    def exists(self, name: str) -> bool:
+        return self._session.get(GroupRow, name) is not None
+
     def get(self, name: str) -> GroupRecord:
         row = self._session.get(GroupRow, name)
         if row is None:
