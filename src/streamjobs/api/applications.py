@@ -54,7 +54,7 @@ def resume_job(
     summary="List the job's applications, newest first",
     response_model=JSON_DOCUMENT,
 )
-def list_job_applications(
+async def list_job_applications(
     name: str,
     request: Request,
     status: str | None = Query(None, description="Only applications in this state."),
@@ -80,7 +80,7 @@ def list_job_applications(
 @router.get(
     "", summary="List applications of every job, newest first", response_model=JSON_DOCUMENT
 )
-def list_applications(
+async def list_applications(
     request: Request,
     job: str | None = Query(None, description="Only this job's."),
     status: str | None = Query(None, description="Only applications in this state."),
@@ -104,7 +104,7 @@ def list_applications(
 
 
 @router.get("/{application_id}", summary="An application with its attempts and latest figures")
-def get_application(
+async def get_application(
     application_id: str, request: Request, actor: Actor = Depends(require_actor)
 ) -> dict[str, Any]:
     return details_document(services_of(request).applications.get(application_id, actor=actor))
@@ -120,7 +120,7 @@ def abort_application(
 
 
 @router.get("/{application_id}/events", summary="What happened to the application, in order")
-def application_events(
+async def application_events(
     application_id: str,
     request: Request,
     after: int | None = Query(None, description="Only events after this event id."),
@@ -131,7 +131,7 @@ def application_events(
 
 
 @router.get("/{application_id}/metrics", summary="Latest query figures and executor figures")
-def application_metrics(
+async def application_metrics(
     application_id: str, request: Request, actor: Actor = Depends(require_actor)
 ) -> dict[str, Any]:
     details = services_of(request).applications.get(application_id, actor=actor)
@@ -146,7 +146,7 @@ def application_metrics(
 
 
 @router.get("/{application_id}/progress", summary="The latest progress reports of its queries")
-def application_progress(
+async def application_progress(
     application_id: str,
     request: Request,
     limit: int = Query(100, description="How many of the latest, 1 to 500."),

@@ -34,7 +34,7 @@ MERGE_PATCH_BODY: dict[str, Any] = {
 
 
 @router.get("", summary="List jobs", response_model=JSON_DOCUMENT)
-def list_jobs(
+async def list_jobs(
     request: Request,
     status: str | None = Query(None, description="Only jobs with this status."),
     tag: str | None = Query(None, description="Only jobs with this tag: key or key=value."),
@@ -72,7 +72,7 @@ def create_job(
 
 
 @router.get("/{name}", summary="Get a job", response_model=JSON_DOCUMENT)
-def get_job(name: str, request: Request, actor: Actor = Depends(require_actor)) -> Response:
+async def get_job(name: str, request: Request, actor: Actor = Depends(require_actor)) -> Response:
     record, latest = services_of(request).jobs.show(name, actor=actor)
     return json_response(job_document(record, latest), headers={"ETag": etag(record.version)})
 

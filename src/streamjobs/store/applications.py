@@ -300,7 +300,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
             bundles=bundles,
         )
         counted = select(func.count()).select_from(ApplicationRow).where(*criteria)
-        return self._session.scalar(counted) or 0
+        return int(self._read(counted).scalar_one())
 
     def latest_for_jobs(self, job_names: Iterable[str]) -> dict[str, ApplicationRecord]:
         """Each named job's newest application, by job name; jobs that never ran are left out."""
@@ -331,7 +331,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
                 ApplicationRow.state.in_([state.value for state in ACTIVE_STATES])
             ).order_by(ApplicationRow.created_at, ApplicationRow.id)
         )
-        return [_record(row) for row in rows]
+        return [_record(row) for row in rows.all()]
 
     def update(
         self, application_id: str, *, version: int, at: datetime, **changes: Any

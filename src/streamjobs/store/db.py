@@ -65,6 +65,9 @@ def create_engine_for(url: str) -> Engine:
             parsed.set(drivername="postgresql+psycopg"),
             pool_pre_ping=True,
             json_deserializer=orjson.loads,
+            # timestamps come back in the session's time zone: UTC makes them UtcDateTime's
+            # already, with nothing to convert
+            connect_args={"options": "-c TimeZone=UTC"},
         )
     raise ValueError(
         f"unsupported database URL scheme {parsed.drivername!r}: "

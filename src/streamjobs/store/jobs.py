@@ -132,9 +132,9 @@ class JobRepository(VersionedRepository):
         criteria = _criteria(status=status, tag=tag, bundle=bundle, search=search)
         if bundles is not None:
             criteria.append(JobRow.bundle.in_(sorted(bundles)))
-        total = self._session.scalar(select(func.count()).select_from(JobRow).where(*criteria))
+        total = self._read(select(func.count()).select_from(JobRow).where(*criteria)).scalar_one()
         page = _SELECT_JOBS.where(*criteria).order_by(JobRow.name).limit(limit).offset(offset)
-        return self._records(self._read(page).all()), total or 0
+        return self._records(self._read(page).all()), int(total)
 
     def count_in_bundle(self, bundle: str) -> int:
         counted = select(func.count()).select_from(JobRow).where(JobRow.bundle == bundle)

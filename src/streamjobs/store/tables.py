@@ -68,10 +68,21 @@ class UtcDateTime(TypeDecorator[datetime]):
     def result_processor(self, dialect: Dialect, coltype: Any) -> Any:
         """On SQLite, parse the stored text with ``datetime.fromisoformat`` (C code) instead of
         SQLAlchemy's regular expression: the supervisor reads ten timestamps of every live
-        application each second, and the regular expression was most of that time."""
+        application each second, and the regular expression was most of that time. On
+        PostgreSQL, whose sessions run in UTC (``store.db``), psycopg's datetimes are UTC
+        already and pass through one check."""
         if dialect.name == "sqlite":
             return _sqlite_utc
+        if dialect.name == "postgresql":
+            return _aware_utc
         return super().result_processor(dialect, coltype)
+
+
+def _aware_utc(value: datetime | None) -> datetime | None:
+    """A driver's timezone-aware datetime in UTC (naive ones are taken as UTC)."""
+    if value is None or value.tzinfo is UTC:
+        return value
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def _sqlite_utc(value: str | None) -> datetime | None:

@@ -27,7 +27,7 @@ from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import StreamjobsError
 from streamjobs.domain.manifest import ApplicationType, Deployment, Processing, RestartPolicy
 from streamjobs.domain.policy import RetryCounters
-from streamjobs.domain.states import AppEvent, AppState
+from streamjobs.domain.states import ACTIVE_STATES, AppEvent, AppState
 from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFailed
 from streamjobs.launch.spark_ui import read_executors
 from streamjobs.services.application_state import move
@@ -153,7 +153,7 @@ class Supervisor:
         the terms of those whose spec this loop has not read at their current version."""
         with self._store.transaction() as repos:
             applications = repos.applications.supervised()
-            attempts = repos.applications.latest_attempts(a.id for a in applications)
+            attempts = repos.applications.latest_attempts_in(ACTIVE_STATES)
             stale = [a.id for a in applications if not self._knows_terms(a)]
             specs = repos.applications.specs(stale)
         self._terms = {
