@@ -25,6 +25,7 @@ from streamjobs.store import (
     ApplicationEventRecord,
     ApplicationRecord,
     AttemptRecord,
+    LatestRun,
     ProgressRecord,
 )
 from streamjobs.store.db import Repositories, Store
@@ -163,7 +164,7 @@ class ApplicationService:
             total = repos.applications.count(**filters)
         return ApplicationPage(items=items, total=total, limit=query.limit, offset=query.offset)
 
-    def latest_for_jobs(self, job_names: builtins.list[str]) -> dict[str, ApplicationRecord]:
+    def latest_for_jobs(self, job_names: builtins.list[str]) -> dict[str, LatestRun]:
         with self._store.transaction() as repos:
             return repos.applications.latest_for_jobs(job_names)
 

@@ -49,7 +49,7 @@ from streamjobs.services.resources import (
     stored_form,
     with_server_metadata,
 )
-from streamjobs.store import ApplicationRecord
+from streamjobs.store import ApplicationRecord, LatestRun
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.jobs import JobRecord
 
@@ -161,7 +161,7 @@ class JobService:
             require_job(repos, actor, name, record.bundle, JobAction.VIEW)
             return record
 
-    def show(self, name: str, *, actor: Actor) -> tuple[JobRecord, ApplicationRecord | None]:
+    def show(self, name: str, *, actor: Actor) -> tuple[JobRecord, LatestRun | None]:
         """The job and its latest application (None before its first run), read in one
         transaction; ``NotFound`` also when ``actor`` may not see the job."""
         with self._store.transaction() as repos:
@@ -183,7 +183,7 @@ class JobService:
 
     def list_with_latest(
         self, query: JobQuery, *, actor: Actor, latest: bool = True
-    ) -> tuple[JobPage, dict[str, ApplicationRecord]]:
+    ) -> tuple[JobPage, dict[str, LatestRun]]:
         """``list``, and (with ``latest``) the latest application of each job on the page that
         has run, by job name, read in the same transaction."""
         check_page(query.limit, query.offset)
@@ -271,7 +271,9 @@ class JobService:
         audit(repos, self._clock, actor, action, kind="job", name=name, detail=detail)
 
 
-def job_document(record: JobRecord, latest: ApplicationRecord | None = None) -> dict[str, Any]:
+def job_document(
+    record: JobRecord, latest: LatestRun | ApplicationRecord | None = None
+) -> dict[str, Any]:
     """The job as clients see it: its manifest, the metadata the server owns, and its status:
     the state of its latest application (``Idle`` before its first run) and that one's figures."""
     document = with_server_metadata(record)

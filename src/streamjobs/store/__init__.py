@@ -25,6 +25,7 @@ from streamjobs.store.connections import ConnectionRecord, ConnectionRepository
 from streamjobs.store.db import Repositories, Store, create_engine_for, migrate
 from streamjobs.store.identity import TokenRecord, TokenRepository, UserRecord, UserRepository
 from streamjobs.store.jobs import JobRecord, JobRepository, TagFilter
+from streamjobs.store.latest_runs import LatestRun
 from streamjobs.store.secrets import SecretRecord, SecretRepository
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "ExecutorFiguresRecord",
     "JobRecord",
     "JobRepository",
+    "LatestRun",
     "NodeTypeRecord",
     "NodeTypeRepository",
     "ProgressRecord",

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any, cast
 from uuid import uuid4
 
-from sqlalchemy import ColumnElement, Row, Select, bindparam, false, func, or_, select
+from sqlalchemy import ColumnElement, Row, Select, false, func, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from streamjobs.domain.errors import Conflict, NotFound
@@ -26,6 +26,7 @@ from streamjobs.domain.states import ACTIVE_STATES, LIVE_STATES, AppState
 from streamjobs.store.application_history import ApplicationHistory
 from streamjobs.store.base import VersionedRepository
 from streamjobs.store.jobs import TagFilter
+from streamjobs.store.latest_runs import LATEST_RUNS, LatestRun, runs_by_job
 from streamjobs.store.tables import ApplicationRow
 
 CHANGEABLE_FIELDS = frozenset(
@@ -123,17 +124,6 @@ rows, not ORM objects: reading is what lists and the supervisor do most, and row
 identity map (so they are always as stored now). Each query decodes the JSON columns afresh: no
 two records share a dict. Built once: a statement is immutable, and building one costs more
 than running it."""
-_NEWEST_RUNS = (
-    select(ApplicationRow.job_name, func.max(ApplicationRow.run_number).label("run_number"))
-    .where(ApplicationRow.job_name.in_(bindparam("job_names", expanding=True)))
-    .group_by(ApplicationRow.job_name)
-    .subquery()
-)
-_LATEST_FOR_JOBS = _SELECT_APPLICATIONS.join(
-    _NEWEST_RUNS,
-    (ApplicationRow.job_name == _NEWEST_RUNS.c.job_name)
-    & (ApplicationRow.run_number == _NEWEST_RUNS.c.run_number),
-)
 _STATES = {state.value: state for state in AppState}
 
 
@@ -302,13 +292,13 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         counted = select(func.count()).select_from(ApplicationRow).where(*criteria)
         return int(self._read(counted).scalar_one())
 
-    def latest_for_jobs(self, job_names: Iterable[str]) -> dict[str, ApplicationRecord]:
-        """Each named job's newest application, by job name; jobs that never ran are left out."""
+    def latest_for_jobs(self, job_names: Iterable[str]) -> dict[str, LatestRun]:
+        """Each named job's newest application as its status shows it, by job name; jobs that
+        never ran are left out."""
         names = sorted(set(job_names))
         if not names:
             return {}
-        rows = self._read(_LATEST_FOR_JOBS, {"job_names": names})
-        return {row.job_name: _record(row) for row in rows}
+        return runs_by_job(self._read(LATEST_RUNS, {"job_names": names}).all())
 
     def demand_in_bundle(self, bundle: str) -> Demand:
         """What the bundle's running applications (``ACTIVE_STATES``) take in all."""
