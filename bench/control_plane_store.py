@@ -128,9 +128,26 @@ def seed(
         count = _insert_applications(services, names, applications_per_job)
         applications_seconds = time.monotonic() - started
         log(f"figure 4: stored {count:,} finished applications in {applications_seconds:.1f} s")
+        _settle(services)
     finally:
         services.store.close()
     return Seeded(names, token, count, jobs_seconds, applications_seconds)
+
+
+def _settle(services: Services) -> None:
+    """On PostgreSQL, VACUUM ANALYZE the freshly seeded tables: what autovacuum does to a live
+    store within its first minutes (a thousand rows inserted trigger it). Unvacuumed, every
+    count of the applications read all 10,000 rows from the heap (4 ms) instead of the index
+    (1.5 ms)."""
+    engine = services.store.engine
+    if engine.dialect.name != "postgresql":
+        return
+    engine.dispose()
+    with engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+        connection.exec_driver_sql("VACUUM ANALYZE")
+        # measured: only a second pass marks the new rows' pages all-visible, which is what
+        # lets a count read the index alone
+        connection.exec_driver_sql("VACUUM")
 
 
 def _insert_applications(services: Services, names: list[str], per_job: int) -> int:

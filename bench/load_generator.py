@@ -7,7 +7,9 @@ Requests start on a fixed schedule (request i at ``i / rate`` seconds), whether 
 ones have been answered, so a slow server builds a queue instead of slowing the load down. They
 go round the routes in turn, each to a job drawn at random (seeded) from ``jobs.json``
 (``{"names": [...], "manifest": {...}}``; a job's manifest is that one with its name), over
-keep-alive connections (at most ``--connections`` at once) of one ``httpx.AsyncClient``.
+keep-alive connections (at most ``--connections`` at once) of ``bench.http_client.Client``, whose
+cost per request is small beside the server's (httpx's was larger than the server's own, so
+the generator fell behind its schedule and its backlog passed for the server's latency).
 
 Requests still unanswered ``--drain-seconds`` after the last one was due are given up (a server
 that cannot keep the rate would otherwise make the run last as long as its backlog): they are
@@ -15,7 +17,8 @@ recorded with status 0 and the time they were given up at.
 
 The output is JSON: the plan and, for every request after the warm-up, ``[route, scheduled,
 started, ended, status]`` with times in seconds from the start of the measured part (status 0: no
-response). ``bench.latency`` sums it up. This module needs only httpx and the standard library.
+response). ``bench.latency`` sums it up. This module needs only httptools and uvloop (both
+server dependencies) and the standard library.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
+import uvloop
+
+from bench.http_client import Client, HttpError
 
 LIST_JOBS = "list jobs"
 GET_JOB = "get job"
@@ -42,6 +47,8 @@ APPLY = "apply (unchanged)"
 ROUTES = (LIST_JOBS, GET_JOB, JOB_APPLICATIONS, ALL_APPLICATIONS, APPLY)
 """Every route the generator sends to, in its round-robin order."""
 PAGE = 50
+now = time.perf_counter
+"""The clock of every time recorded: uvloop's ``loop.time()`` counts whole milliseconds."""
 
 Call = tuple[str, str, str, bytes | None]
 """(route, method, path, JSON body)."""
@@ -129,30 +136,26 @@ async def run(plan: Plan) -> list[list[Any]]:
     """Send every call on schedule; the measured ones as ``[route, scheduled, started, ended,
     status]``, times from the end of the warm-up. Those unanswered ``drain_seconds`` after the
     last was due get status 0, ended when they were given up."""
-    limits = httpx.Limits(
-        max_connections=plan.connections, max_keepalive_connections=plan.connections
-    )
     headers = {"Authorization": f"Bearer {plan.token}", "Content-Type": "application/json"}
-    loop = asyncio.get_running_loop()
-    async with httpx.AsyncClient(
-        base_url=plan.url, headers=headers, limits=limits, timeout=30
-    ) as client:
-        await client.get("/healthz")
-        start = loop.time() + 0.05
+    async with Client(plan.url, connections=plan.connections, headers=headers) as client:
+        if await client.request(client.prepare("GET", "/healthz")) != 200:
+            raise SystemExit(f"{plan.url}/healthz did not answer 200")
+        every_call = calls(plan)
+        prepared = {call: client.prepare(*call[1:]) for call in set(every_call)}
+        start = now() + 0.05
         measured_from = start + plan.warmup_seconds
         records: list[list[Any]] = []
         tasks = []
-        free = asyncio.Semaphore(plan.connections)
-        for index, call in enumerate(calls(plan)):
+        for index, call in enumerate(every_call):
             scheduled = start + index / plan.rate
-            delay = scheduled - loop.time()
+            delay = scheduled - now()
             if delay > 0:
                 await asyncio.sleep(delay)
             record: list[Any] = [call[0], scheduled, None, None, 0]
             records.append(record)
-            tasks.append(asyncio.create_task(_send(client, call, record, free)))
+            tasks.append(asyncio.create_task(_send(client, prepared[call], record)))
         _, pending = await asyncio.wait(tasks, timeout=plan.drain_seconds)
-        given_up = loop.time()
+        given_up = now()
         for task in pending:
             task.cancel()
         await asyncio.gather(*pending, return_exceptions=True)
@@ -167,31 +170,20 @@ async def run(plan: Plan) -> list[list[Any]]:
     ]
 
 
-async def _send(
-    client: httpx.AsyncClient, call: Call, record: list[Any], free: asyncio.Semaphore
-) -> None:
-    """Send ``call``; fill ``record``'s start, end and status (0: no response).
-
-    A request waits for a free connection on ``free`` (as many as the client's connections)
-    rather than in httpx's pool: the pool looks through every waiting request each time a
-    connection comes back, so a backlog of thousands made the generator a core's worth of work
-    and the slowest part of the run (the server then idled with a queue in front of it)."""
-    _, method, path, body = call
-    loop = asyncio.get_running_loop()
-    record[2] = loop.time()
+async def _send(client: Client, request: bytes, record: list[Any]) -> None:
+    """Send ``request``; fill ``record``'s start, end and status (0: no response)."""
+    record[2] = now()
     try:
-        async with free:
-            response = await client.request(method, path, content=body)
-        record[4] = response.status_code
-    except httpx.HTTPError:
+        record[4] = await client.request(request)
+    except HttpError:
         record[4] = 0
-    record[3] = loop.time()
+    record[3] = now()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     plan, output = parse_args(argv)
     began = time.monotonic()
-    records = asyncio.run(run(plan))
+    records = uvloop.run(run(plan))
     document = {
         "rate": plan.rate,
         "seconds": plan.seconds,

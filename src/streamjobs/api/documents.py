@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from streamjobs.services.applications import ApplicationDetails
+from streamjobs.services.resources import iso_time
 from streamjobs.store import (
     ApplicationEventRecord,
     ApplicationRecord,
@@ -74,4 +75,4 @@ def event_document(event: ApplicationEventRecord) -> dict[str, Any]:
 
 
 def _time(moment: datetime | None) -> str | None:
-    return moment.isoformat() if moment else None
+    return iso_time(moment) if moment else None
