@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
 from bench.http_client import Client, HttpError
+
 from streamjobs.launch.driver_process import free_loopback_port
 
 
