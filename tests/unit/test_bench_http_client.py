@@ -7,6 +7,7 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 from bench.http_client import Client, HttpError
@@ -16,8 +17,8 @@ from streamjobs.launch.driver_process import free_loopback_port
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    connections: set[int] = set()
-    bodies: list[bytes] = []
+    connections: ClassVar[set[int]] = set()
+    bodies: ClassVar[list[bytes]] = []
 
     def do_GET(self) -> None:
         Handler.connections.add(id(self.connection))

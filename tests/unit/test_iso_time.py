@@ -1,4 +1,4 @@
-"""``iso_time`` writes exactly what ``datetime.isoformat`` does, for every datetime the API shows."""
+"""``iso_time`` writes exactly what ``datetime.isoformat`` does, for any datetime the API shows."""
 
 from __future__ import annotations
 
