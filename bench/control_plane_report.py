@@ -109,17 +109,19 @@ def method(measured: Measured) -> str:
 {plan.jobs * plan.applications_per_job:,} in all, bulk-inserted into the `applications` table
 with the job's resolved template as their snapshot and run numbers 1..{plan.applications_per_job}
 per job. PostgreSQL is a throwaway cluster (the tests' `PostgresServer`: `fsync`,
-`synchronous_commit` and `full_page_writes` off); SQLite is a file in WAL mode, as the server
-opens it.
+`synchronous_commit` and `full_page_writes` off), vacuumed and analysed after the seeding as
+autovacuum would within minutes (unvacuumed, each count of the applications reads the whole
+table instead of an index); SQLite is a file in WAL mode, as the server opens it.
 
 **Server.** `python -m streamjobs.cli server` with `STREAMJOBS_SUPERVISOR=false` (only the HTTP
 work is timed), on a free loopback port.
 
 **Load.** `bench/load_generator.py` in its own process: open loop, {plan.rate:g} requests/s
-(request *i* starts at *i*/{plan.rate:g} s whether or not earlier ones were answered), through
-one `httpx.AsyncClient` with keep-alive connections (at most {plan.connections} at once; a request
-waits for a free connection on a semaphore before it reaches httpx, whose pool otherwise spends
-the generator's CPU scanning a long backlog of waiting requests), the admin's bearer token. The
+(request *i* starts at *i*/{plan.rate:g} s whether or not earlier ones were answered), over at
+most {plan.connections} keep-alive connections of `bench/http_client.py` (requests prebuilt as
+bytes, answers parsed by httptools: about 5% of a core at 200 requests/s, where httpx took a
+whole core, fell behind its own schedule and passed its backlog off as the server's latency),
+on uvloop, with the admin's bearer token. The
 requests go round five routes in turn ({plan.rate / len(ROUTES):g}/s
 each), each to a job drawn at random: `GET /api/v1/jobs?limit={PAGE}` (list jobs),
 `GET /api/v1/jobs/<name>` (get job), `GET /api/v1/jobs/<name>/applications?limit={PAGE}` (a job's
@@ -273,8 +275,9 @@ def capacity(plan: ControlPlanePlan, backend: Backend) -> str:
         "more than one Python process can give: its request handling runs under one GIL, so "
         "requests queue whatever the machine's other cores do"
         if needed >= 1
-        else "within one core; the queueing comes from the machine's other work or from "
-        "waiting (the profile below shows what runs)"
+        else "within one core; the rest of the queueing is waiting: reads run on the event "
+        "loop, which waits for each of the store's answers (PostgreSQL's come from another "
+        "process), and the machine's other work (the profile below shows what runs)"
     )
     return (
         f"**{backend.name}: capacity.** The server spent a median {per_request:.1f} ms of CPU "
@@ -332,8 +335,8 @@ def notes(measured: Measured) -> list[str]:
     averages = [average for backend in measured.backends for average in backend.load_averages]
     found.append(
         f"The 1-minute load average was {min(averages):.1f} to {max(averages):.1f} when the load "
-        "runs started, on a machine whose cores the server, the load generator (about a fifth "
-        "of a core at 200 requests/s) and anything else running share: latencies carry that "
+        "runs started, on a machine whose cores the server, the load generator (about 5% of "
+        "a core at 200 requests/s) and anything else running share: latencies carry that "
         "noise."
     )
     behind = max(load.behind_ms for backend in measured.backends for load in backend.loads)
