@@ -21,7 +21,7 @@ class Handler(BaseHTTPRequestHandler):
     bodies: ClassVar[list[bytes]] = []
 
     def do_GET(self) -> None:
-        Handler.connections.add(id(self.connection))
+        Handler.connections.add(self.client_address[1])  # the client port: one a connection
         if self.path == "/slow":
             threading.Event().wait(0.5)
         if self.path == "/chunked":
