@@ -17,24 +17,19 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
-
-import httpx
-import psutil
 
 from bench.control_plane_store import Seeded, Ticks, job_manifest, measure_ticks, seed
 from bench.latency import LoadSummary, Request, summarise
 from bench.processes import SubjectFailed, run_subject
 from bench.profiles import StackProfile, read_collapsed
 from bench.results import Limit
-from streamjobs.launch.driver_process import free_loopback_port
+from bench.server_process import ServerProcess
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 SQLITE = "SQLite"
@@ -46,8 +41,6 @@ MEMORY_LIMIT = Limit(300.0)
 RATE_TOLERANCE = 0.98
 """The achieved rate must be at least this share of the offered one for the load to count as
 kept up with (an open-loop generator sends exactly the offered rate)."""
-SERVER_START_SECONDS = 90.0
-MIB = 1024 * 1024
 
 Log = Callable[[str], None]
 
@@ -189,7 +182,7 @@ def run_backend(name: str, url: str, plan: ControlPlanePlan, work: Path, log: Lo
     jobs_file.write_text(json.dumps({"names": seeded.names, "manifest": manifest}))
     loads, rss, load_averages, cpu_per_request, cpu_cores = [], [], [], [], []
     profile = profile_load = profile_error = None
-    with ServerProcess(home, url) as server:
+    with ServerProcess(home, database_url=url, supervisor=False) as server:
         idle_rss = server.rss_mib()
         log(f"figure 4: {name}: server up in {server.start_seconds:.1f} s, {idle_rss:.0f} MiB")
         for repetition in range(plan.repetitions):
@@ -332,92 +325,3 @@ def profile_server(
     if code != 0 or not output.exists():
         raise OSError(f"py-spy exited with {code}: {(work / 'py-spy.err').read_text()[-500:]}")
     return read_collapsed(output.read_text(encoding="utf-8")), load
-
-
-class ServerProcess:
-    """``with ServerProcess(home, url) as server:`` a ``streamjobs server`` on a free loopback
-    port over the store at ``url``, its supervisor off; stopped (SIGTERM, then SIGKILL) on the
-    way out. Its output goes to ``home/server.out`` and ``home/server.err``."""
-
-    def __init__(self, home: Path, database_url: str) -> None:
-        self.home = home
-        port = free_loopback_port()
-        self.url = f"http://127.0.0.1:{port}"
-        self.environment = {
-            **os.environ,
-            "STREAMJOBS_HOME": str(home),
-            "STREAMJOBS_PORT": str(port),
-            "STREAMJOBS_DATABASE_URL": database_url,
-            "STREAMJOBS_SUPERVISOR": "false",
-        }
-        self.start_seconds = 0.0
-        self._process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def pid(self) -> int:
-        if self._process is None:
-            raise RuntimeError("the server is not started")
-        return self._process.pid
-
-    def cpu_seconds(self) -> float:
-        """The server process's CPU time so far (user + system), in seconds."""
-        times = psutil.Process(self.pid).cpu_times()
-        return float(times.user + times.system)
-
-    def rss_mib(self) -> float:
-        """The server process's resident memory now, in MiB."""
-        return float(psutil.Process(self.pid).memory_info().rss) / MIB
-
-    def __enter__(self) -> ServerProcess:
-        started = time.monotonic()
-        with (
-            (self.home / "server.out").open("wb") as out,
-            (self.home / "server.err").open("wb") as err,
-        ):
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", "streamjobs.cli", "server"],
-                env=self.environment,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
-        try:
-            self._wait_until_healthy(started)
-        except BaseException:
-            self._stop()
-            raise
-        self.start_seconds = time.monotonic() - started
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        self._stop()
-
-    def _wait_until_healthy(self, started: float) -> None:
-        assert self._process is not None
-        while time.monotonic() - started < SERVER_START_SECONDS:
-            if self._process.poll() is not None:
-                tail = (self.home / "server.err").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"the server exited with {self._process.returncode}:\n{tail}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/healthz", timeout=5).is_success:
-                    return
-            time.sleep(0.1)
-        raise RuntimeError(f"the server did not answer within {SERVER_START_SECONDS:g} s")
-
-    def _stop(self) -> None:
-        if self._process is None or self._process.poll() is not None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self._process.pid, signal.SIGTERM)
-        try:
-            self._process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._process.pid, signal.SIGKILL)
-            self._process.wait(timeout=30)

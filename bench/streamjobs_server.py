@@ -13,7 +13,6 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,55 +22,34 @@ from typing import Any
 import httpx
 import psutil
 
-from streamjobs.launch.driver_process import free_loopback_port
+from bench.server_process import STREAMJOBS, ServerProcess
 
-STREAMJOBS = (sys.executable, "-m", "streamjobs.cli")
-START_SECONDS = 60.0
 POLL_SECONDS = 0.05
 
 
 class BenchServer:
-    """``with BenchServer(home) as server:`` a started server; every process it or its
-    supervisor started is SIGKILLed on the way out."""
+    """``with BenchServer(home) as server:`` a started server over a SQLite store in ``home``,
+    its admin bootstrapped; every process it or its supervisor started ends on the way out."""
 
     def __init__(self, home: Path) -> None:
         self.home = home
-        port = free_loopback_port()
-        self.url = f"http://127.0.0.1:{port}"
-        self.environment = {
-            **os.environ,
-            "STREAMJOBS_HOME": str(home),
-            "STREAMJOBS_PORT": str(port),
-            "STREAMJOBS_DATABASE_URL": f"sqlite:///{home / 'streamjobs.db'}",
-        }
-        self._process: subprocess.Popen[bytes] | None = None
+        self._server = ServerProcess(home, database_url=f"sqlite:///{home / 'streamjobs.db'}")
+        self.url = self._server.url
         self._client: httpx.Client | None = None
 
     def __enter__(self) -> BenchServer:
         self.home.mkdir(parents=True, exist_ok=True)
         subprocess.run(
             [*STREAMJOBS, "admin", "bootstrap"],
-            env=self.environment,
+            env=self._server.environment,
             capture_output=True,
             check=True,
             timeout=120,
         )
         token = (self.home / "admin-token").read_text(encoding="utf-8").strip()
-        with (
-            (self.home / "server.out").open("wb") as out,
-            (self.home / "server.err").open("wb") as err,
-        ):
-            self._process = subprocess.Popen(
-                [*STREAMJOBS, "server"],
-                env=self.environment,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
+        self._server.start()
         headers = {"Authorization": f"Bearer {token}"}
         self._client = httpx.Client(base_url=self.url, headers=headers, timeout=30)
-        self._wait_until_healthy()
         return self
 
     def __exit__(
@@ -82,10 +60,7 @@ class BenchServer:
     ) -> None:
         if self._client is not None:
             self._client.close()
-        if self._process is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._process.pid, signal.SIGKILL)
-            self._process.wait(timeout=60)
+        self._server.stop()
         self.kill_drivers()
 
     @property
@@ -93,17 +68,6 @@ class BenchServer:
         if self._client is None:
             raise RuntimeError("the server is not started")
         return self._client
-
-    def _wait_until_healthy(self) -> None:
-        deadline = time.monotonic() + START_SECONDS
-        while time.monotonic() < deadline:
-            if self._process is not None and self._process.poll() is not None:
-                raise RuntimeError(f"the server exited; see {self.home / 'server.err'}")
-            with contextlib.suppress(httpx.HTTPError):
-                if self.api.get("/api/v1/jobs").is_success:
-                    return
-            time.sleep(0.2)
-        raise RuntimeError(f"the server did not answer within {START_SECONDS:g} s")
 
     def put_job(self, manifest: dict[str, Any]) -> None:
         name = manifest["metadata"]["name"]

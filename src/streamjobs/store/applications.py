@@ -268,7 +268,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
             .limit(limit)
             .offset(offset)
         )
-        return [_record(row) for row in self._read(page)]
+        return [_record(row) for row in self._read(page).all()]
 
     def count(
         self,

@@ -17,7 +17,8 @@ from sqlalchemy import Select, delete, func, literal, select, update
 from streamjobs.domain.access import PrincipalKind
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.store.base import Repository
-from streamjobs.store.tables import AccessTokenRow, UserRow, UtcDateTime
+from streamjobs.store.column_types import UtcDateTime
+from streamjobs.store.tables import AccessTokenRow, UserRow
 
 
 @dataclass(frozen=True)

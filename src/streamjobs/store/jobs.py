@@ -204,7 +204,7 @@ class JobRepository(VersionedRepository):
         tags: dict[str, dict[str, str]] = {row.id: {} for row in rows}
         if not tags:
             return []
-        found = self._read(_SELECT_TAGS, {"job_ids": builtins.list(tags)})
+        found = self._read(_SELECT_TAGS, {"job_ids": builtins.list(tags)}).all()
         for job_id, key, value in found:
             tags[job_id][key] = value
         return [_record(row, tags[row.id]) for row in rows]
