@@ -7,18 +7,16 @@ here measures how soon.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import threading
-from collections.abc import Coroutine, Iterator
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
 from streamjobs.domain.states import AppState
 from streamjobs.supervisor.loop import Supervisor
 from streamjobs.supervisor.nudge import Message, Receive, Scope, Send, nudging
+from tests.event_loops import run_apart
 from tests.supervisor.conftest import ALICE, World
 
 HOUR = 3600.0
@@ -190,10 +188,3 @@ def test_only_a_starting_drivers_report_wakes_the_loop(world: World) -> None:
     world.report(application.id, {"type": "heartbeat"})
     world.supervisor.driver_reported(application.id)
     assert wakeups.woken == 1  # progress and heartbeats of a running driver wait for a tick
-
-
-def run_apart(coroutine: Coroutine[Any, Any, None]) -> None:
-    """Run ``coroutine`` to its end on an event loop of its own thread: another test's session
-    fixture (Playwright's sync API) may keep a loop running in this one."""
-    with ThreadPoolExecutor(max_workers=1) as thread:
-        thread.submit(asyncio.run, coroutine).result()

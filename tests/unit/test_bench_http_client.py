@@ -13,6 +13,7 @@ import pytest
 from bench.http_client import Client, HttpError
 
 from streamjobs.launch.driver_process import free_loopback_port
+from tests.event_loops import run_apart
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -68,7 +69,7 @@ def run(url: str, *requests: tuple[str, str, bytes | None], connections: int = 1
         async with Client(url, connections=connections, headers={"X-Test": "1"}) as client:
             return [await client.request(client.prepare(*request)) for request in requests]
 
-    return asyncio.run(send())
+    return run_apart(send())
 
 
 def test_status_codes_and_bodies_of_any_length(url: str) -> None:
@@ -104,7 +105,7 @@ def test_a_request_given_up_closes_its_connection(url: str) -> None:
                 await asyncio.wait_for(client.request(client.prepare("GET", "/slow")), 0.1)
             return await client.request(client.prepare("GET", "/"))
 
-    assert asyncio.run(give_up_then_ask()) == 200
+    assert run_apart(give_up_then_ask()) == 200
 
 
 def test_no_server_is_an_http_error() -> None:
