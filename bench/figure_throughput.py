@@ -12,12 +12,12 @@ its start; their order alternates from one pair of runs to the next.
 Throughput is the records read divided by the processing window (``bench.progress``): from the
 start of the first micro-batch to the end of the last, by Spark's progress reports. The process's
 whole life is timed too, and the Spark event log says how the window's time was spent;
-``bench.throughput_report`` turns the runs into the figure.
+``bench.throughput_report`` turns the runs into the figure. The memory of every run's process tree
+is sampled as it runs (``bench.rss``), for figure 5, so that figure needs no runs of its own.
 """
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -28,9 +28,10 @@ import yaml
 
 from bench import kafka_data
 from bench.eventlog import TaskTime, read_event_log
-from bench.processes import run_subject
+from bench.output_reader import shared_reader
 from bench.progress import ProcessingWindow, processing_window, read_progress
 from bench.results import Target
+from bench.rss import TreeMemory, run_sampled
 from streamjobs.devtools.kafka import KafkaBroker
 from streamjobs.domain.spark_conf import local_cores, session_conf
 from streamjobs.runner.main import load_job
@@ -38,8 +39,9 @@ from streamjobs.runner.session import MAVEN_REPOSITORY
 
 BENCH = Path(__file__).resolve().parent
 BASELINE_SCRIPT = BENCH / "baseline_kafka_to_parquet.py"
-COUNT_SCRIPT = BENCH / "count_rows.py"
 
+RUNS = "throughput-runs"
+"""The directory, beside the figures' own, where the runs figures 1 and 5 share are made."""
 TOPIC = "orders"
 CONNECTION = "bench-kafka"
 JOB = "bench-orders"
@@ -51,6 +53,9 @@ SQL = (
 )
 SELECTED_CURRENCIES = frozenset({"EUR", "USD", "GBP"})
 TARGET = Target(0.97)
+MEMORY_SAMPLE_SECONDS = 0.25
+"""How often a run's memory is sampled: each sample scans the process table (about 2 ms of one
+core), so 0.8 % of a core, the same for both subjects; the kernel's high-water mark is read too."""
 
 STREAMJOBS = "streamjobs"
 BASELINE = "baseline"
@@ -77,11 +82,12 @@ class ThroughputPlan:
         return [sink for sink, _ in self.sinks]
 
 
-QUICK = ThroughputPlan(records=200_000, max_offsets_per_trigger=50_000, sinks=(("parquet", 1),))
+QUICK = ThroughputPlan(records=100_000, max_offsets_per_trigger=50_000, sinks=(("parquet", 1),))
 FULL = ThroughputPlan(
-    records=2_000_000, max_offsets_per_trigger=250_000, sinks=(("parquet", 3), ("delta", 1))
+    records=2_000_000, max_offsets_per_trigger=250_000, sinks=(("parquet", 3), ("delta", 2))
 )
-"""Delta gets one repetition: three would take the full run past 15 minutes on 2 cores."""
+"""Delta gets two repetitions: a pair of Delta runs takes over two minutes on 2 cores, and a third
+would take the full run past its 20 minutes."""
 
 
 @dataclass(frozen=True)
@@ -120,6 +126,8 @@ class Run:
     python_cpu_seconds: float
     """CPU time of the subject's Python process (the driver's Python side, not its JVM)."""
     tasks: TaskTime
+    memory: TreeMemory
+    """The RSS of the run's process tree over its life (figure 5)."""
     load_average: float
     paths: RunPaths
     partitions: int
@@ -144,6 +152,21 @@ class Measured:
     runs: list[Run]
     rows: int
     """Rows the query keeps, which every run's output was checked to hold."""
+
+
+_MEASURED: dict[tuple[ThroughputPlan, Path], Measured] = {}
+
+
+def measured(quick: bool, work: Path, log: Log = print) -> Measured:
+    """The runs of this plan in ``work``, made on the first call and kept for the next (figure 5
+    reads the memory of figure 1's runs)."""
+    plan = QUICK if quick else FULL
+    key = (plan, work.resolve())
+    if key not in _MEASURED:
+        _MEASURED[key] = run_figure(plan, work, log)
+    else:
+        log(f"figure 1: reusing the {len(_MEASURED[key].runs)} runs in {work}")
+    return _MEASURED[key]
 
 
 def run_figure(plan: ThroughputPlan, work: Path, log: Log = print) -> Measured:
@@ -196,7 +219,9 @@ def run_once(
         else baseline_command(paths, sink, connections, plan)
     )
     load_average = _load_average()
-    finished = run_subject(subject, command, directory=paths.directory)
+    memory, finished = run_sampled(
+        subject, command, directory=paths.directory, interval=MEMORY_SAMPLE_SECONDS
+    )
     window = processing_window(read_progress(finished.stdout))
     if window.records != plan.records:
         raise RuntimeError(f"{subject} read {window.records} records of {plan.records}")
@@ -209,6 +234,7 @@ def run_once(
         process_seconds=finished.seconds,
         python_cpu_seconds=finished.child_cpu_seconds,
         tasks=read_event_log(paths.event_log),
+        memory=memory,
         load_average=load_average,
         paths=paths,
         partitions=plan.partitions,
@@ -359,19 +385,11 @@ def check_outputs(plan: ThroughputPlan, runs: list[Run], work: Path, log: Log) -
 
 
 def count_rows(sink: str, runs: list[RunPaths], work: Path, master: str) -> dict[str, int]:
-    """Rows in each run's output, counted by ``bench/count_rows.py`` with the runs' settings."""
+    """Rows in each run's output, counted by the bench's output reader with the runs' settings
+    (their connector jars; not their event log)."""
     conf = shared_conf(runs[0], master)
     settings = {k: v for k, v in conf.items() if not k.startswith("spark.eventLog")}
-    command = [
-        sys.executable,
-        str(COUNT_SCRIPT),
-        f"--format={sink}",
-        *(f"--conf={key}={value}" for key, value in settings.items()),
-        *(str(run.output) for run in runs),
-    ]
-    finished = run_subject(f"count-{sink}", command, directory=work)
-    counts: dict[str, int] = json.loads(finished.stdout.read_text().splitlines()[-1])
-    return counts
+    return shared_reader(settings, work).count(sink, [run.output for run in runs])
 
 
 def samples(

@@ -53,7 +53,7 @@ def run_subject(
     """Run ``command`` in ``directory`` and wait for it; raise SubjectFailed unless it exits 0."""
     stdout, stderr = directory / f"{name}.out", directory / f"{name}.err"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, **(environment or {})}
-    started, cpu_before = time.monotonic(), _children_cpu_seconds()
+    started, cpu_before = time.monotonic(), children_cpu_seconds()
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(
             list(command),
@@ -69,15 +69,18 @@ def run_subject(
             _wait_for_group(process.pid, deadline=started + timeout)
         except subprocess.TimeoutExpired:
             _kill_group(process)
-            raise SubjectFailed(f"{name} ran longer than {timeout:.0f}s\n{_tail(stderr)}") from None
+            raise SubjectFailed(
+                f"{name} ran longer than {timeout:.0f}s\n{stderr_tail(stderr)}"
+            ) from None
     seconds = time.monotonic() - started
     if code != 0:
-        raise SubjectFailed(f"{name} exited with code {code}\n{_tail(stderr)}")
-    cpu = _children_cpu_seconds() - cpu_before
+        raise SubjectFailed(f"{name} exited with code {code}\n{stderr_tail(stderr)}")
+    cpu = children_cpu_seconds() - cpu_before
     return Finished(seconds=seconds, stdout=stdout, stderr=stderr, child_cpu_seconds=cpu)
 
 
-def _children_cpu_seconds() -> float:
+def children_cpu_seconds() -> float:
+    """CPU seconds of every child this process has waited for so far (user + system)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
 
@@ -104,6 +107,7 @@ def _kill_group(process: subprocess.Popen[bytes]) -> None:
     process.wait()
 
 
-def _tail(path: Path) -> str:
+def stderr_tail(path: Path) -> str:
+    """The last lines of a subject's error output, to quote when it failed."""
     lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
     return "\n".join([f"last lines of {path}:", *lines[-ERROR_TAIL_LINES:]])

@@ -27,13 +27,12 @@ import dataclasses
 import json
 import statistics
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.processes import run_subject
+from bench.output_reader import shared_reader
 from bench.rate_pipeline import (
     JOB,
     Commit,
@@ -53,8 +52,6 @@ from bench.rate_pipeline import (
 )
 from bench.streamjobs_server import BenchServer, epoch_seconds
 
-BENCH = Path(__file__).resolve().parent
-OUTPUT_VALUES_SCRIPT = BENCH / "output_values.py"
 RESTART_POLICY = {"type": "Always", "onFailureRetryInterval": 1}
 KILL_AFTER_BATCH = 2
 """The driver is killed once this batch is committed (three batches, 0-2)."""
@@ -272,11 +269,8 @@ def bare_session(paths: RatePaths, repetition: int, first: bool, plan: RatePlan)
 
 
 def check_outputs(sessions: list[Session], work: Path, log: Log) -> list[Session]:
-    """Every session with the check of its output's values (one Spark process for all)."""
-    outputs = [str(session.paths.output) for session in sessions]
-    command = [sys.executable, str(OUTPUT_VALUES_SCRIPT), *outputs]
-    finished = run_subject("output-values", command, directory=work)
-    found: dict[str, list[int]] = json.loads(finished.stdout.read_text().splitlines()[-1])
+    """Every session with the check of its output's values (the bench's output reader)."""
+    found = shared_reader({}, work).values("value", [session.paths.output for session in sessions])
     checked = [
         dataclasses.replace(session, values=check_values(found[str(session.paths.output)]))
         for session in sessions

@@ -24,14 +24,13 @@ from pathlib import Path
 
 import psutil
 
-from bench.processes import SubjectFailed
+from bench.processes import Finished, SubjectFailed, children_cpu_seconds, stderr_tail
 
 JVM = "jvm"
 PYTHON = "python"
 OTHER = "other"
 KINDS = (JVM, PYTHON, OTHER)
 MIB = 1024 * 1024
-TAIL_LINES = 30
 
 
 @dataclass(frozen=True)
@@ -103,12 +102,13 @@ def run_sampled(
     environment: Mapping[str, str] | None = None,
     timeout: float = 900.0,
     interval: float = 0.1,
-) -> tuple[TreeMemory, Path]:
+) -> tuple[TreeMemory, Finished]:
     """Run ``command`` in ``directory`` (output in ``<name>.out`` / ``.err``) until its whole
-    tree has exited, sampling its memory; the memory and the stdout file. ``SubjectFailed``
+    tree has exited, sampling its memory; the memory and how the run finished. ``SubjectFailed``
     unless it exits 0 in time."""
     stdout, stderr = directory / f"{name}.out", directory / f"{name}.err"
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, **(environment or {})}
+    started, cpu_before = time.monotonic(), children_cpu_seconds()
     with stdout.open("wb") as out, stderr.open("wb") as err:
         process = subprocess.Popen(
             list(command),
@@ -125,10 +125,18 @@ def run_sampled(
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-        raise SubjectFailed(f"{name} ran longer than {timeout:.0f}s\n{_tail(stderr)}") from None
+        raise SubjectFailed(
+            f"{name} ran longer than {timeout:.0f}s\n{stderr_tail(stderr)}"
+        ) from None
     if process.returncode != 0:
-        raise SubjectFailed(f"{name} exited with code {process.returncode}\n{_tail(stderr)}")
-    return memory, stdout
+        raise SubjectFailed(f"{name} exited with code {process.returncode}\n{stderr_tail(stderr)}")
+    finished = Finished(
+        seconds=time.monotonic() - started,
+        stdout=stdout,
+        stderr=stderr,
+        child_cpu_seconds=children_cpu_seconds() - cpu_before,
+    )
+    return memory, finished
 
 
 def _sample_until_gone(
@@ -169,8 +177,3 @@ def _sample_until_gone(
         high_water=largest_high_water(peaks.values()),
         seconds=time.monotonic() - started,
     )
-
-
-def _tail(path: Path) -> str:
-    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    return "\n".join([f"last lines of {path}:", *lines[-TAIL_LINES:]])

@@ -32,6 +32,7 @@ from bench import (
     throughput_report,
 )
 from bench.machine import describe_machine
+from bench.output_reader import close_shared_reader
 from bench.report import write_report
 from bench.results import FigureResult
 
@@ -42,8 +43,8 @@ Figure = Callable[[bool, Path], FigureResult]
 
 
 def throughput(quick: bool, work: Path) -> FigureResult:
-    plan = figure_throughput.QUICK if quick else figure_throughput.FULL
-    return throughput_report.figure_result(figure_throughput.run_figure(plan, work, log=_log))
+    runs = figure_throughput.measured(quick, work.parent / figure_throughput.RUNS, log=_log)
+    return throughput_report.figure_result(runs)
 
 
 FIGURES: dict[int, Figure] = {
@@ -53,8 +54,8 @@ FIGURES: dict[int, Figure] = {
     4: control_plane_report.figure,
     5: figure_memory.figure,
 }
-"""Figure number -> what runs it; figures 2-5 (start-up, recovery, control plane, memory) slot
-in here with the same signature."""
+"""Figure number -> what runs it. Figures 2 and 3 write up the same sessions, and figure 5 the
+memory of figure 1's runs: whichever comes first runs them."""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -96,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             FIGURES[number](args.quick, work / f"figure-{number}") for number in args.figures
         ]
     finally:
+        close_shared_reader()
         if args.keep:
             _log(f"bench: kept {work}")
         else:

@@ -6,15 +6,19 @@ from __future__ import annotations
 import cProfile
 import pstats
 from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
 
-from bench import control_plane_report, figure_memory
+from bench import control_plane_report, figure_memory, figure_throughput
 from bench.control_plane_store import Seeded, Ticks
+from bench.eventlog import TaskTime
 from bench.figure_control_plane import QUICK, SQLITE, Backend, Measured
-from bench.figure_throughput import BASELINE, STREAMJOBS
+from bench.figure_throughput import BASELINE, STREAMJOBS, RunPaths
 from bench.kafka_data import LoadedTopic
 from bench.latency import LoadSummary, Request, summarise
 from bench.load_generator import ROUTES
 from bench.profiles import read_collapsed
+from bench.progress import ProcessingWindow
 from bench.report import render
 from bench.rss import JVM, OTHER, PYTHON, Sample, TreeMemory
 
@@ -112,16 +116,37 @@ def memory(jvm: int, python: int) -> TreeMemory:
     )
 
 
+def throughput_run(subject: str, sink: str, jvm: int, python: int) -> figure_throughput.Run:
+    started = datetime(2026, 11, 24, tzinfo=UTC)
+    return figure_throughput.Run(
+        subject=subject,
+        sink=sink,
+        repetition=0,
+        first=subject == STREAMJOBS,
+        window=ProcessingWindow(
+            start=started, end=started.replace(second=10), records=1000, batches=1
+        ),
+        process_seconds=30.0,
+        python_cpu_seconds=2.0,
+        tasks=TaskTime(),
+        memory=memory(jvm, python),
+        load_average=1.0,
+        paths=RunPaths(Path("/nowhere") / sink / subject),
+        partitions=2,
+    )
+
+
 class TestMemory:
-    def test_compares_the_peaks_of_both_subjects_without_a_target(self) -> None:
+    def test_compares_the_peaks_of_figure_1s_parquet_runs_without_a_target(self) -> None:
         runs = [
-            figure_memory.Run(STREAMJOBS, 0, True, memory(500, 80), 1000, 1.0),
-            figure_memory.Run(BASELINE, 0, False, memory(400, 50), 1000, 1.0),
+            throughput_run(STREAMJOBS, "parquet", 500, 80),
+            throughput_run(BASELINE, "parquet", 400, 50),
+            throughput_run(STREAMJOBS, "delta", 900, 90),
+            throughput_run(BASELINE, "delta", 100, 10),
         ]
         topic = LoadedTopic("orders", 2, 1000, 200_000, 1.0)
-        result = figure_memory.figure_result(
-            figure_memory.Measured(figure_memory.QUICK, topic, runs)
-        )
+        plan = replace(figure_throughput.QUICK, sinks=(("parquet", 1), ("delta", 1)))
+        result = figure_memory.figure_result(figure_throughput.Measured(plan, topic, runs, 500))
         jvm, python, both = result.comparisons
         assert (jvm.candidate, jvm.baseline) == ((500.0,), (400.0,))
         assert (python.candidate, python.baseline) == ((80.0,), (50.0,))
