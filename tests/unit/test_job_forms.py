@@ -9,12 +9,11 @@ import pytest
 
 from streamjobs.domain.errors import FieldError
 from streamjobs.domain.spec import parse_manifest
+from streamjobs.web.job_form_controls import DEFAULT_PIPELINE, Row
 from streamjobs.web.job_form_errors import form_errors, place_error
 from streamjobs.web.job_forms import (
-    DEFAULT_PIPELINE,
     ControlError,
     JobForm,
-    Row,
     duplicate_form,
     form_from_fields,
     form_from_manifest,

@@ -17,12 +17,13 @@ from datetime import datetime
 from typing import Any, cast
 from uuid import uuid4
 
-from sqlalchemy import ColumnElement, Row, Select, false, func, or_, select
+from sqlalchemy import ColumnElement, Row, Select, func, select
 from sqlalchemy.exc import IntegrityError
 
 from streamjobs.domain.errors import Conflict, NotFound
 from streamjobs.domain.quotas import Demand
 from streamjobs.domain.states import ACTIVE_STATES, LIVE_STATES, AppState
+from streamjobs.store.application_filters import application_criteria
 from streamjobs.store.application_history import ApplicationHistory
 from streamjobs.store.base import VersionedRepository
 from streamjobs.store.jobs import TagFilter
@@ -250,7 +251,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
 
         ``search`` matches any part of the id or the name, ignoring case.
         """
-        criteria = _criteria(
+        criteria = application_criteria(
             job_name=job_name,
             states=states,
             triggered_by=triggered_by,
@@ -281,7 +282,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         bundles: Collection[str] | None = None,
     ) -> int:
         """How many applications pass every given filter (the same filters as ``list``)."""
-        criteria = _criteria(
+        criteria = application_criteria(
             job_name=job_name,
             states=states,
             triggered_by=triggered_by,
@@ -360,44 +361,6 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
 
 def _live_key(job_name: str, state: AppState) -> str | None:
     return job_name if state in LIVE_STATES else None
-
-
-def _criteria(
-    *,
-    job_name: str | None,
-    states: Iterable[AppState] | None,
-    triggered_by: str | None,
-    tag: TagFilter | None,
-    search: str | None,
-    bundles: Collection[str] | None,
-) -> builtins.list[ColumnElement[bool]]:
-    criteria: builtins.list[ColumnElement[bool]] = []
-    if bundles is not None:
-        criteria.append(ApplicationRow.bundle.in_(sorted(bundles)))
-    if job_name is not None:
-        criteria.append(ApplicationRow.job_name == job_name)
-    if states is not None:
-        criteria.append(ApplicationRow.state.in_([AppState(state).value for state in states]))
-    if triggered_by is not None:
-        criteria.append(ApplicationRow.triggered_by == triggered_by)
-    if tag is not None:
-        criteria.append(_has_tag(*tag))
-    if search:
-        criteria.append(
-            or_(
-                ApplicationRow.id.icontains(search, autoescape=True),
-                ApplicationRow.name.icontains(search, autoescape=True),
-            )
-        )
-    return criteria
-
-
-def _has_tag(key: str, value: str | None) -> ColumnElement[bool]:
-    if '"' in key or "\\" in key:
-        # SQLite's JSON paths cannot quote these, and no valid tag key holds them
-        return false()
-    tag_value: ColumnElement[str] = ApplicationRow.tags[key].as_string()
-    return tag_value.is_not(None) if value is None else tag_value == value
 
 
 def _record(row: Row[Any]) -> ApplicationRecord:

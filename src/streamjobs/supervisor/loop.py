@@ -21,11 +21,10 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import StreamjobsError
-from streamjobs.domain.manifest import ApplicationType, Deployment, Processing, RestartPolicy
+from streamjobs.domain.manifest import Deployment
 from streamjobs.domain.policy import RetryCounters
 from streamjobs.domain.states import ACTIVE_STATES, AppEvent, AppState
 from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFailed
@@ -37,6 +36,7 @@ from streamjobs.store.db import Store
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.executors import ExecutorPolls, ExecutorReader
 from streamjobs.supervisor.reconcile import Action, DriverCall, Observed, Request, Timing, tick
+from streamjobs.supervisor.terms import ApplicationTerms
 from streamjobs.supervisor.wakeups import Wakeups
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,7 @@ class Supervisor:
         self._attempts = attempts
         self._clock = clock
         self._config = config
-        self._terms: dict[str, _Terms] = {}
+        self._terms: dict[str, ApplicationTerms] = {}
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
         self._wakeups: Wakeups | None = None
@@ -157,7 +157,9 @@ class Supervisor:
             stale = [a.id for a in applications if not self._knows_terms(a)]
             specs = repos.applications.specs(stale)
         self._terms = {
-            a.id: _Terms.of(specs[a.id], a.version) if a.id in specs else self._terms[a.id]
+            a.id: ApplicationTerms.of(specs[a.id], a.version)
+            if a.id in specs
+            else self._terms[a.id]
             for a in applications
         }
         return [(application, attempts.get(application.id)) for application in applications]
@@ -166,13 +168,15 @@ class Supervisor:
         terms = self._terms.get(application.id)
         return terms is not None and terms.version == application.version
 
-    def _terms_of(self, application: ApplicationRecord) -> _Terms:
+    def _terms_of(self, application: ApplicationRecord) -> ApplicationTerms:
         """The application's terms, read now when the loop has never seen it (any version:
         only a resume changes the spec, and an action based on an older version is dropped)."""
         terms = self._terms.get(application.id)
         if terms is None:
             with self._store.transaction() as repos:
-                terms = _Terms.of(repos.applications.spec(application.id), application.version)
+                terms = ApplicationTerms.of(
+                    repos.applications.spec(application.id), application.version
+                )
         return terms
 
     def _observe(self, application: ApplicationRecord, attempt: AttemptRecord | None) -> Observed:
@@ -367,41 +371,6 @@ def _next_attempt_due(
     due = [app.next_attempt_at for app in observed if app.state is AppState.PENDING_RERUN]
     due += [action.changes.get("next_attempt_at") for action in actions]
     return min((at for at in due if at is not None and at > after), default=None)
-
-
-@dataclass(frozen=True)
-class _Terms:
-    """What the loop reads from an application's spec, read once per application version.
-
-    Only these blocks are read, not the whole manifest: the snapshot was validated when the
-    application started, and re-validating its SQL every tick is what made ticks slow.
-    """
-
-    version: int
-    policy: RestartPolicy
-    suspend_on_failure: bool
-    deployment: Deployment
-    executors: int
-    """Executors asked for (standard deployments); Spark's REST API tells only those running."""
-    reports: bool
-    """The driver is a pipeline's runner, which reports to the server."""
-
-    @classmethod
-    def of(cls, spec: Mapping[str, Any], version: int) -> _Terms:
-        body = spec["spec"]
-        instance = body["instance"]
-        deployment = Deployment(instance["deployment"])
-        standard = deployment is Deployment.STANDARD
-        return cls(
-            version=version,
-            policy=RestartPolicy.model_validate(body.get("restartPolicy", {})),
-            suspend_on_failure=Processing.model_validate(
-                body.get("processing", {})
-            ).suspend_on_failure,
-            deployment=deployment,
-            executors=int(instance.get("executors") or 0) if standard else 0,
-            reports=(body.get("application") or {}).get("type") == ApplicationType.PIPELINE,
-        )
 
 
 def _heartbeat_of(application: ApplicationRecord, attempt: AttemptRecord | None) -> datetime | None:

@@ -9,7 +9,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from streamjobs.domain.errors import FieldError
-from streamjobs.web.job_forms import ROW_GROUPS, ControlError, JobForm, Row, RowGroup
+from streamjobs.web.job_form_controls import ROW_GROUPS, Row, RowGroup
+from streamjobs.web.job_forms import ControlError, JobForm
 from streamjobs.web.yaml_text import PathPart, line_of, path_parts, position_line
 
 SCALAR_PATHS: dict[tuple[str, ...], str] = {
@@ -116,3 +117,13 @@ def _row_control(
 def _shown(value: str) -> str:
     """``value`` as the manifest rules quote it at the start of a message about it."""
     return repr(value if len(value) <= 60 else value[:57] + "...")
+
+
+def yaml_errors(text: str, errors: Sequence[FieldError]) -> FormErrors:
+    """Errors about a manifest typed as YAML, each with the line of the field it names."""
+    placed = []
+    for error in errors:
+        parts = path_parts(error.path) if error.path else None
+        line = line_of(text, parts) if parts is not None else None
+        placed.append(ControlError("manifest", error.message, path=error.path, line=line))
+    return FormErrors(tuple(placed))

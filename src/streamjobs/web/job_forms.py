@@ -25,97 +25,11 @@ from streamjobs.domain.spec import (
     Guarantee,
     RestartPolicyType,
 )
+from streamjobs.web.job_form_controls import DEFAULT_PIPELINE, ROW_GROUPS, Row, RowGroup
 from streamjobs.web.yaml_text import dump_yaml, read_mapping, without_empty
 
 API_VERSION = "streamjobs.io/v1"
 KIND = "StreamingJob"
-
-APPLICATION_TYPES = (
-    (ApplicationType.PIPELINE, "Pipeline"),
-    (ApplicationType.PYTHON, "Python"),
-    (ApplicationType.JVM, "JVM"),
-)
-DEPLOYMENTS = ((Deployment.SINGLE_NODE, "Single node"), (Deployment.STANDARD, "Standard"))
-RESTART_POLICIES = tuple((policy, policy.value) for policy in RestartPolicyType)
-GUARANTEES = (
-    (Guarantee.AT_LEAST_ONCE, "At least once"),
-    (Guarantee.EXACTLY_ONCE, "Exactly once"),
-    (Guarantee.NONE, "None"),
-)
-
-DEFAULT_PIPELINE = """\
-# An example to edit: Spark's rate source (no connector needed) into Parquet files.
-streaming:
-  triggerMode: ProcessingTime
-  triggerDuration: 10 seconds
-inputs:
-  - name: ticks
-    format: rate          # columns: timestamp, value
-    options:
-      rowsPerSecond: 10
-steps:
-  - sequence:
-      - name: even_ticks
-        sql: SELECT timestamp, value FROM ticks WHERE value % 2 = 0
-outputs:
-  - name: even_ticks
-    format: parquet
-    path: file:///tmp/streamjobs/output/even-ticks
-"""
-
-
-@dataclass(frozen=True)
-class RowGroup:
-    """Rows of the form that make one manifest field: key/value rows a mapping, single-value
-    rows a list. Controls are named ``<control>_key``/``<control>_value`` or ``<control>``."""
-
-    control: str
-    path: tuple[str, ...]
-    title: str
-    value_label: str
-    key_label: str = ""
-
-    @property
-    def paired(self) -> bool:
-        return bool(self.key_label)
-
-
-TAGS = RowGroup("tags", ("metadata", "tags"), "Resource tags", "Value", "Key")
-CONFIGURATION_GROUPS = (
-    RowGroup("env", ("spec", "configuration", "env"), "Environment variables", "Value", "Variable"),
-    RowGroup(
-        "env_secrets",
-        ("spec", "configuration", "envSecrets"),
-        "Environment secrets",
-        "Secret",
-        "Variable",
-    ),
-    RowGroup("spark_conf", ("spec", "configuration", "sparkConf"), "Spark config", "Value", "Key"),
-    RowGroup(
-        "spark_conf_secrets",
-        ("spec", "configuration", "sparkConfSecrets"),
-        "Spark config secrets",
-        "Secret",
-        "Key",
-    ),
-    RowGroup("arguments", ("spec", "application", "arguments"), "Arguments", "Argument"),
-)
-CONFIG_MAPS = RowGroup("config_maps", ("spec", "configuration", "configMaps"), "Config maps", "Map")
-DEPENDENCY_GROUPS = (
-    RowGroup("jars", ("spec", "dependencies", "jars"), "Jars", "Jar"),
-    RowGroup("files", ("spec", "dependencies", "files"), "Files", "File"),
-    RowGroup("py_files", ("spec", "dependencies", "pyFiles"), "Python files", "Python file"),
-    RowGroup("packages", ("spec", "dependencies", "packages"), "Maven packages", "Coordinate"),
-)
-ROW_GROUPS = (TAGS, *CONFIGURATION_GROUPS, CONFIG_MAPS, *DEPENDENCY_GROUPS)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One row of a row group: a key and a value, or just a value."""
-
-    value: str
-    key: str = ""
 
 
 @dataclass(frozen=True)

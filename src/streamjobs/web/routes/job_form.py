@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, get_args
 from urllib.parse import quote
 
@@ -23,8 +23,7 @@ from streamjobs.services.catalog import CatalogChoices, catalog_choices
 from streamjobs.services.container import Services
 from streamjobs.services.jobs import job_document
 from streamjobs.store.jobs import JobRecord
-from streamjobs.web.job_form_errors import PIPELINE_PATH, FormErrors, form_errors
-from streamjobs.web.job_forms import (
+from streamjobs.web.job_form_controls import (
     APPLICATION_TYPES,
     CONFIG_MAPS,
     CONFIGURATION_GROUPS,
@@ -33,6 +32,9 @@ from streamjobs.web.job_forms import (
     GUARANTEES,
     RESTART_POLICIES,
     TAGS,
+)
+from streamjobs.web.job_form_errors import PIPELINE_PATH, FormErrors, form_errors, yaml_errors
+from streamjobs.web.job_forms import (
     ControlError,
     JobForm,
     duplicate_form,
@@ -42,6 +44,7 @@ from streamjobs.web.job_forms import (
     new_job_manifest,
     pipeline_check_manifest,
 )
+from streamjobs.web.job_pages import JobPages
 from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
 from streamjobs.web.yaml_text import dump_yaml, line_of, path_parts, read_mapping, without_empty
 
@@ -50,41 +53,6 @@ router = APIRouter()
 FormFields = dict[str, list[str]]
 SaveManifest = Callable[[dict[str, Any]], JobRecord]
 STALE_VERSION_ADVICE = "Nothing was saved; what you typed is still below."
-
-
-@dataclass(frozen=True)
-class JobPages:
-    """The addresses and words of the form and YAML pages of one job, or of a new one."""
-
-    name: str | None = None
-
-    @property
-    def is_new(self) -> bool:
-        return self.name is None
-
-    @property
-    def _base(self) -> str:
-        return "/jobs/new" if self.name is None else f"/jobs/{quote(self.name, safe='')}"
-
-    @property
-    def form_url(self) -> str:
-        return self._base if self.is_new else f"{self._base}/configure"
-
-    @property
-    def yaml_url(self) -> str:
-        return f"{self._base}/yaml"
-
-    @property
-    def cancel_url(self) -> str:
-        return "/jobs" if self.is_new else self._base
-
-    @property
-    def title(self) -> str:
-        return "New streaming job" if self.name is None else f"Configure {self.name}"
-
-    @property
-    def submit_label(self) -> str:
-        return "Create" if self.is_new else "Save"
 
 
 async def submitted_fields(request: Request) -> FormFields:
@@ -279,10 +247,10 @@ def _save_yaml(request: Request, text: str, pages: JobPages, *, save: SaveManife
     try:
         record = save(document)
     except InvalidInput as invalid:
-        errors = _yaml_errors(text, invalid.errors)
+        errors = yaml_errors(text, invalid.errors)
         return _yaml_page(request, pages, text, errors=errors, status_code=422)
     except AlreadyExists as exists:
-        errors = _yaml_errors(text, [FieldError("metadata.name", exists.detail)])
+        errors = yaml_errors(text, [FieldError("metadata.name", exists.detail)])
         return _yaml_page(request, pages, text, errors=errors, status_code=409)
     except Conflict as conflict:
         notice = f"{conflict.detail}. {STALE_VERSION_ADVICE}"
@@ -395,16 +363,6 @@ def _pipeline_errors(services: Services, text: str, guarantee: str) -> list[dict
 
 def _pipeline_error(path: str, line: int | None, message: str) -> dict[str, Any]:
     return {"path": path, "line": line, "message": message}
-
-
-def _yaml_errors(text: str, errors: Sequence[FieldError]) -> FormErrors:
-    """Errors about a manifest typed as YAML, each with the line of the field it names."""
-    placed = []
-    for error in errors:
-        parts = path_parts(error.path) if error.path else None
-        line = line_of(text, parts) if parts is not None else None
-        placed.append(ControlError("manifest", error.message, path=error.path, line=line))
-    return FormErrors(tuple(placed))
 
 
 def _validation_errors(services: Services, manifest: Mapping[str, Any]) -> tuple[FieldError, ...]:
