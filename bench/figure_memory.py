@@ -17,21 +17,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import figure_throughput
-from bench.figure_throughput import (
-    BASELINE,
-    LABELS,
-    MEMORY_SAMPLE_SECONDS,
-    QUICK,
-    RUNS,
-    SQL,
-    STREAMJOBS,
-    SUBJECTS,
-    TOPIC,
-    Measured,
-    Run,
-)
+from bench.figure_throughput import MEMORY_SAMPLE_SECONDS, QUICK, RUNS, Measured, Run
 from bench.results import Comparison, FigureResult, Spread
 from bench.rss import JVM, PYTHON, TreeMemory
+from bench.throughput_subjects import BASELINE, LABELS, SQL, STREAMJOBS, SUBJECTS, TOPIC
 
 SINK = "parquet"
 

@@ -18,13 +18,9 @@ is sampled as it runs (``bench.rss``), for figure 5, so that figure needs no run
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from bench import kafka_data
 from bench.eventlog import TaskTime, read_event_log
@@ -32,54 +28,30 @@ from bench.output_reader import shared_reader
 from bench.progress import ProcessingWindow, processing_window, read_progress
 from bench.results import Target
 from bench.rss import TreeMemory, run_sampled
+from bench.throughput_subjects import (
+    STREAMJOBS,
+    SUBJECTS,
+    TOPIC,
+    RunPaths,
+    ThroughputPlan,
+    baseline_command,
+    shared_conf,
+    streamjobs_command,
+    write_connections,
+    write_manifest,
+)
 from streamjobs.devtools.kafka import KafkaBroker
-from streamjobs.domain.spark_conf import local_cores, session_conf
-from streamjobs.runner.main import load_job
-from streamjobs.runner.session import MAVEN_REPOSITORY
-
-BENCH = Path(__file__).resolve().parent
-BASELINE_SCRIPT = BENCH / "baseline_kafka_to_parquet.py"
 
 RUNS = "throughput-runs"
 """The directory, beside the figures' own, where the runs figures 1 and 5 share are made."""
-TOPIC = "orders"
-CONNECTION = "bench-kafka"
-JOB = "bench-orders"
-VIEW = "orders"
-OUTPUT = "large_orders"
-SQL = (
-    "SELECT id, user, amount, currency, country, ts FROM orders "
-    "WHERE amount > 100 AND currency IN ('EUR', 'USD', 'GBP')"
-)
 SELECTED_CURRENCIES = frozenset({"EUR", "USD", "GBP"})
 TARGET = Target(0.97)
 MEMORY_SAMPLE_SECONDS = 0.25
-"""How often a run's memory is sampled: each sample scans the process table (about 2 ms of one
-core), so 0.8 % of a core, the same for both subjects; the kernel's high-water mark is read too."""
-
-STREAMJOBS = "streamjobs"
-BASELINE = "baseline"
-SUBJECTS = (STREAMJOBS, BASELINE)
-LABELS = {STREAMJOBS: "(a) streamjobs", BASELINE: "(b) hand-written PySpark"}
+"""How often a run's memory is sampled. Each sample scans the process table and reads every
+watched process's status: measured during a full run, the harness used 1.4 % of one core, the
+same for both subjects. The kernel's high-water mark is read too, for what sampling misses."""
 
 Log = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class ThroughputPlan:
-    """How big figure 1 is: records in the topic, micro-batch size, sinks and their repetitions."""
-
-    records: int
-    max_offsets_per_trigger: int
-    sinks: tuple[tuple[str, int], ...]
-    """(format, repetitions) in run order."""
-    partitions: int = 2
-    master: str = "local[2]"
-    cores: int = 2
-
-    @property
-    def formats(self) -> list[str]:
-        return [sink for sink, _ in self.sinks]
 
 
 QUICK = ThroughputPlan(records=100_000, max_offsets_per_trigger=50_000, sinks=(("parquet", 1),))
@@ -88,29 +60,6 @@ FULL = ThroughputPlan(
 )
 """Delta gets two repetitions: a pair of Delta runs takes over two minutes on 2 cores, and a third
 would take the full run past its 20 minutes."""
-
-
-@dataclass(frozen=True)
-class RunPaths:
-    """Where one run keeps its manifest, output, checkpoint, event log and process output."""
-
-    directory: Path
-
-    @property
-    def manifest(self) -> Path:
-        return self.directory / "job.yaml"
-
-    @property
-    def output(self) -> Path:
-        return self.directory / "output"
-
-    @property
-    def checkpoint(self) -> Path:
-        return self.directory / "checkpoint"
-
-    @property
-    def event_log(self) -> Path:
-        return self.directory / "eventlog"
 
 
 @dataclass(frozen=True)
@@ -244,120 +193,6 @@ def run_once(
         f"records/s ({window.seconds:.1f}s window, {finished.seconds:.1f}s process)"
     )
     return run
-
-
-def job_manifest(paths: RunPaths, sink: str, plan: ThroughputPlan) -> dict[str, Any]:
-    """The streamjobs manifest of the figure's pipeline, writing into ``paths``."""
-    kafka_options = {
-        "startingOffsets": "earliest",
-        "maxOffsetsPerTrigger": plan.max_offsets_per_trigger,
-    }
-    return {
-        "apiVersion": "streamjobs.io/v1",
-        "kind": "StreamingJob",
-        "metadata": {"name": JOB},
-        "spec": {
-            "application": {"type": "pipeline"},
-            "pipeline": {
-                "logLevel": "ERROR",
-                "streaming": {
-                    "triggerMode": "AvailableNow",
-                    "checkpointLocation": paths.checkpoint.as_uri(),
-                },
-                "inputs": [
-                    {
-                        "name": VIEW,
-                        "dataset": f"{CONNECTION}:{TOPIC}",
-                        "format": "kafkajson",
-                        "schema": kafka_data.RECORD_SCHEMA,
-                        "options": kafka_options,
-                    }
-                ],
-                "steps": [{"sequence": [{"name": OUTPUT, "sql": SQL}]}],
-                "outputs": [{"name": OUTPUT, "format": sink, "path": str(paths.output)}],
-            },
-            "configuration": {"sparkConf": event_log_conf(paths)},
-            "processing": {"guarantee": "EXACTLY_ONCE"},
-        },
-    }
-
-
-def event_log_conf(paths: RunPaths) -> dict[str, str]:
-    """What the harness adds to both subjects' settings: an event log of the run, in one file."""
-    return {
-        "spark.eventLog.enabled": "true",
-        "spark.eventLog.dir": paths.event_log.as_uri(),
-        "spark.eventLog.compress": "false",
-        "spark.eventLog.rolling.enabled": "false",
-    }
-
-
-def write_manifest(paths: RunPaths, sink: str, plan: ThroughputPlan) -> None:
-    manifest = job_manifest(paths, sink, plan)
-    paths.manifest.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
-
-
-def write_connections(work: Path, bootstrap_servers: str) -> Path:
-    connection = {
-        "apiVersion": "streamjobs.io/v1",
-        "kind": "Connection",
-        "metadata": {"name": CONNECTION},
-        "spec": {"type": "kafka", "bootstrapServers": bootstrap_servers},
-    }
-    path = work / "connections.yaml"
-    path.write_text(yaml.safe_dump(connection, sort_keys=False), encoding="utf-8")
-    return path
-
-
-def streamjobs_command(paths: RunPaths, connections: Path, plan: ThroughputPlan) -> list[str]:
-    """(a): the runner as ``spark-submit`` would run it for this job, progress on stdout."""
-    return [
-        sys.executable,
-        "-m",
-        "streamjobs.runner",
-        f"--manifest={paths.manifest}",
-        f"--connections={connections}",
-        f"--master={plan.master}",
-        "--until-idle",
-    ]
-
-
-def baseline_command(
-    paths: RunPaths, sink: str, connections: Path, plan: ThroughputPlan
-) -> list[str]:
-    """(b): the hand-written script, with the Spark settings streamjobs uses for the same job."""
-    command = [
-        sys.executable,
-        str(BASELINE_SCRIPT),
-        f"--bootstrap-servers={bootstrap_servers_in(connections)}",
-        f"--topic={TOPIC}",
-        f"--schema={kafka_data.RECORD_SCHEMA}",
-        f"--view={VIEW}",
-        f"--sql={SQL}",
-        f"--format={sink}",
-        f"--output={paths.output}",
-        f"--checkpoint={paths.checkpoint / OUTPUT}",
-        f"--max-offsets-per-trigger={plan.max_offsets_per_trigger}",
-        f"--master={plan.master}",
-    ]
-    conf = shared_conf(paths, plan.master)
-    return command + [f"--conf={key}={value}" for key, value in conf.items()]
-
-
-def shared_conf(paths: RunPaths, master: str) -> dict[str, str]:
-    """The Spark settings streamjobs gives the job's session, less its application name."""
-    conf = session_conf(
-        load_job(str(paths.manifest), checkpoint_root=None),
-        connections=(),
-        maven_repository=MAVEN_REPOSITORY,
-        cores=local_cores(master),
-    )
-    conf.pop("spark.app.name", None)
-    return conf
-
-
-def bootstrap_servers_in(connections: Path) -> str:
-    return str(yaml.safe_load(connections.read_text())["spec"]["bootstrapServers"])
 
 
 def expected_rows(records: int) -> int:

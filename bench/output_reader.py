@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,8 @@ from typing import Any
 from bench.processes import SubjectFailed, stderr_tail
 
 READER_SCRIPT = Path(__file__).resolve().with_name("read_outputs.py")
+ANSWER_SECONDS = 900.0
+"""How long one check may take before the reader is killed and the check fails."""
 
 
 class OutputReader:
@@ -65,8 +70,13 @@ class OutputReader:
         try:
             self._process.wait(timeout=60)
         except subprocess.TimeoutExpired:
-            self._process.kill()
+            self._kill()
             self._process.wait()
+
+    def _kill(self) -> None:
+        """SIGKILL to the reader's whole process group: its Python process and its JVM."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._process.pid, signal.SIGKILL)
 
     def _ask(self, request: dict[str, Any]) -> Any:
         process = self._process
@@ -77,13 +87,21 @@ class OutputReader:
             process.stdin.flush()
         except BrokenPipeError:
             raise SubjectFailed(f"the output reader is gone\n{stderr_tail(self._stderr)}") from None
-        for line in process.stdout:
-            if line.startswith("{"):
-                reply = json.loads(line)
-                if "error" in reply:
-                    raise SubjectFailed(f"reading {request['paths']}: {reply['error']}")
-                return reply["answer"]
-        raise SubjectFailed(f"the output reader exited\n{stderr_tail(self._stderr)}")
+        watchdog = threading.Timer(ANSWER_SECONDS, self._kill)
+        watchdog.start()
+        try:
+            for line in process.stdout:
+                if line.startswith("{"):
+                    reply = json.loads(line)
+                    if "error" in reply:
+                        raise SubjectFailed(f"reading {request['paths']}: {reply['error']}")
+                    return reply["answer"]
+        finally:
+            watchdog.cancel()
+        raise SubjectFailed(
+            f"the output reader exited (or gave no answer in {ANSWER_SECONDS:.0f} s)\n"
+            f"{stderr_tail(self._stderr)}"
+        )
 
 
 _shared: OutputReader | None = None

@@ -10,22 +10,18 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from bench.figure_throughput import (
+from bench.figure_throughput import MEMORY_SAMPLE_SECONDS, TARGET, Measured, Run, samples
+from bench.kafka_data import RECORD_SCHEMA, LoadedTopic
+from bench.results import Comparison, FigureResult, Spread
+from bench.throughput_subjects import (
     BASELINE,
     LABELS,
-    MEMORY_SAMPLE_SECONDS,
     SQL,
     STREAMJOBS,
     SUBJECTS,
-    TARGET,
     TOPIC,
-    Measured,
-    Run,
     ThroughputPlan,
-    samples,
 )
-from bench.kafka_data import RECORD_SCHEMA, LoadedTopic
-from bench.results import Comparison, FigureResult, Spread
 
 RunValue = Callable[[Run], float]
 
@@ -114,7 +110,7 @@ the same Spark settings: the baseline is handed the settings streamjobs derives 
 (connector jars, console progress off, the harness's event log...). Repetitions: {repetitions};
 the (a)/(b) order alternates from one pair of runs to the next. While each runs, the harness
 samples its process tree's memory every {MEMORY_SAMPLE_SECONDS * 1000:.0f} ms for figure 5 (about
-2 ms of one core a sample, alike for both subjects).
+1.4 % of one core, alike for both subjects).
 
 **Throughput** = records read / processing window. The window runs from the start of the first
 micro-batch to the end of the last (`timestamp` + `durationMs.triggerExecution` of Spark's

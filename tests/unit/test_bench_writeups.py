@@ -13,7 +13,6 @@ from bench import control_plane_report, figure_memory, figure_throughput
 from bench.control_plane_store import Seeded, Ticks
 from bench.eventlog import TaskTime
 from bench.figure_control_plane import QUICK, SQLITE, Backend, Measured
-from bench.figure_throughput import BASELINE, STREAMJOBS, RunPaths
 from bench.kafka_data import LoadedTopic
 from bench.latency import LoadSummary, Request, summarise
 from bench.load_generator import ROUTES
@@ -21,6 +20,7 @@ from bench.profiles import read_collapsed
 from bench.progress import ProcessingWindow
 from bench.report import render
 from bench.rss import JVM, OTHER, PYTHON, Sample, TreeMemory
+from bench.throughput_subjects import BASELINE, STREAMJOBS, RunPaths
 
 from tests.unit.test_bench_report import MACHINE
 
