@@ -28,6 +28,7 @@ from bench.output_reader import shared_reader
 from bench.progress import ProcessingWindow, processing_window, read_progress
 from bench.results import Target
 from bench.rss import TreeMemory, run_sampled
+from bench.shared_measurements import SharedMeasurements
 from bench.throughput_subjects import (
     STREAMJOBS,
     SUBJECTS,
@@ -103,19 +104,10 @@ class Measured:
     """Rows the query keeps, which every run's output was checked to hold."""
 
 
-_MEASURED: dict[tuple[ThroughputPlan, Path], Measured] = {}
-
-
 def measured(quick: bool, work: Path, log: Log = print) -> Measured:
     """The runs of this plan in ``work``, made on the first call and kept for the next (figure 5
     reads the memory of figure 1's runs)."""
-    plan = QUICK if quick else FULL
-    key = (plan, work.resolve())
-    if key not in _MEASURED:
-        _MEASURED[key] = run_figure(plan, work, log)
-    else:
-        log(f"figure 1: reusing the {len(_MEASURED[key].runs)} runs in {work}")
-    return _MEASURED[key]
+    return _RUNS.get(QUICK if quick else FULL, work, log)
 
 
 def run_figure(plan: ThroughputPlan, work: Path, log: Log = print) -> Measured:
@@ -135,6 +127,9 @@ def run_figure(plan: ThroughputPlan, work: Path, log: Log = print) -> Measured:
         ]
     rows = check_outputs(plan, runs, work, log)
     return Measured(plan=plan, topic=loaded, runs=runs, rows=rows)
+
+
+_RUNS = SharedMeasurements("figure 1", run_figure)
 
 
 def schedule(plan: ThroughputPlan) -> Iterator[tuple[str, int, str, bool]]:

@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from bench.run_directory import RunDirectory
 from streamjobs.launch.base import AttemptSpec, NodeSize
 from streamjobs.launch.command import (
     DriverCommand,
@@ -55,23 +56,8 @@ def keeps(value: int) -> bool:
     return value % 2 == 0
 
 
-@dataclass(frozen=True)
-class RatePaths:
+class RatePaths(RunDirectory):
     """Where one run of the pipeline keeps its manifest, output, checkpoint and process output."""
-
-    directory: Path
-
-    @property
-    def manifest(self) -> Path:
-        return self.directory / "job.yaml"
-
-    @property
-    def output(self) -> Path:
-        return self.directory / "output"
-
-    @property
-    def checkpoint(self) -> Path:
-        return self.directory / "checkpoint"
 
     @property
     def commits(self) -> Path:

@@ -50,6 +50,7 @@ from bench.rate_pipeline import (
     wait_until_gone,
     write_manifest,
 )
+from bench.shared_measurements import SharedMeasurements
 from bench.streamjobs_server import BenchServer, epoch_seconds
 
 RESTART_POLICY = {"type": "Always", "onFailureRetryInterval": 1}
@@ -139,18 +140,9 @@ class Measured:
         return statistics.median(self.samples(subject, value))
 
 
-_MEASURED: dict[tuple[RatePlan, Path], Measured] = {}
-
-
 def measured(quick: bool, work: Path, log: Log = print) -> Measured:
     """The sessions of this plan in ``work``, run on the first call and kept for the next."""
-    plan = QUICK if quick else FULL
-    key = (plan, work.resolve())
-    if key not in _MEASURED:
-        _MEASURED[key] = measure(plan, work, log)
-    else:
-        log(f"rate sessions: reusing the {len(_MEASURED[key].sessions)} sessions in {work}")
-    return _MEASURED[key]
+    return _SESSIONS.get(QUICK if quick else FULL, work, log)
 
 
 def schedule(plan: RatePlan) -> Iterator[tuple[int, str, bool]]:
@@ -182,6 +174,9 @@ def measure(plan: RatePlan, work: Path, log: Log = print) -> Measured:
     bare = next(s for s in sessions if s.subject == BARE)
     supervised = next(s for s in sessions if s.subject == STREAMJOBS)
     return Measured(plan, sessions, command_differences(bare.command, supervised.command))
+
+
+_SESSIONS = SharedMeasurements("rate sessions", measure)
 
 
 def streamjobs_session(

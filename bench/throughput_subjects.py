@@ -16,6 +16,7 @@ from typing import Any
 import yaml
 
 from bench import kafka_data
+from bench.run_directory import RunDirectory
 from streamjobs.domain.spark_conf import local_cores, session_conf
 from streamjobs.runner.main import load_job
 from streamjobs.runner.session import MAVEN_REPOSITORY
@@ -55,23 +56,8 @@ class ThroughputPlan:
         return [sink for sink, _ in self.sinks]
 
 
-@dataclass(frozen=True)
-class RunPaths:
+class RunPaths(RunDirectory):
     """Where one run keeps its manifest, output, checkpoint, event log and process output."""
-
-    directory: Path
-
-    @property
-    def manifest(self) -> Path:
-        return self.directory / "job.yaml"
-
-    @property
-    def output(self) -> Path:
-        return self.directory / "output"
-
-    @property
-    def checkpoint(self) -> Path:
-        return self.directory / "checkpoint"
 
     @property
     def event_log(self) -> Path:
