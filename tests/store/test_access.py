@@ -147,5 +147,5 @@ def test_running_applications_count_against_their_bundle(store: Store, clock: Fa
             )
         assert repos.applications.demand_in_bundle("pay") == Demand(2, 6, 4096)
         assert repos.applications.demand_in_bundle("other") == Demand()
-        assert repos.applications.count(bundles=["other"]) == 0
-        assert repos.applications.count(bundles=["pay"]) == 4
+        assert repos.applications.list(bundles=["other"])[1] == 0
+        assert repos.applications.list(bundles=["pay"])[1] == 4

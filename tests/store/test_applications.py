@@ -23,7 +23,7 @@ from streamjobs.store.tables import (
     ApplicationProgressRow,
     ApplicationRow,
 )
-from tests.store.conftest import CountRows
+from tests.store.conftest import AddJob, CountRows
 
 SPEC = {"metadata": {"name": "orders"}, "spec": {"pipeline": {"inputs": [{"name": "in"}]}}}
 
@@ -227,11 +227,10 @@ def history(store: Store, add_application: AddApplication, clock: FakeClock) -> 
 
 
 def listed(store: Store, **filters: Any) -> tuple[list[str], int]:
-    """The names ``list`` returns for ``filters``, and what ``count`` says for them."""
+    """The names ``list`` returns for ``filters``, and the total it gives for them."""
     with store.transaction() as repos:
-        page = repos.applications.list(**filters)
-        counting = {key: value for key, value in filters.items() if key not in {"limit", "offset"}}
-        return [application.name for application in page], repos.applications.count(**counting)
+        page, total = repos.applications.list(**filters)
+        return [application.name for application in page], total
 
 
 @pytest.mark.usefixtures("history")
@@ -276,20 +275,30 @@ def test_list_pages_newest_first(store: Store) -> None:
     assert listed(store, limit=2) == (["beta-2", "Gamma_1-1"], 5)
     assert listed(store, limit=2, offset=2) == (["alpha-2", "beta-1"], 5)
     assert listed(store, limit=2, offset=4) == (["alpha-1"], 5)
+    assert listed(store, limit=2, offset=10) == ([], 5)
+    assert listed(store, job_name="ghost") == ([], 0)
     assert listed(store, job_name="beta", limit=1, offset=1) == (["beta-1"], 2)
 
 
-def test_latest_for_jobs_gives_each_jobs_newest_application(
-    store: Store, history: dict[str, str]
+def test_jobs_are_read_with_their_newest_application(
+    store: Store, history: dict[str, str], add_job: AddJob
 ) -> None:
+    for name in ("alpha", "beta", "never-ran"):
+        add_job(name)
     with store.transaction() as repos:
-        latest = repos.applications.latest_for_jobs(["alpha", "beta", "never-ran"])
-        assert repos.applications.latest_for_jobs([]) == {}
-    assert {job: application.name for job, application in latest.items()} == {
+        rows, total = repos.jobs.list_with_latest()
+        alpha, latest = repos.jobs.show("alpha")
+        _, not_run = repos.jobs.show("never-ran")
+    assert total == 3
+    assert {job.name: run and run.name for job, run in rows} == {
         "alpha": "alpha-2",
         "beta": "beta-2",
+        "never-ran": None,
     }
-    assert latest["alpha"].id == history["alpha-2"]
+    assert (alpha.name, latest and latest.id, not_run) == ("alpha", history["alpha-2"], None)
+    assert latest is not None
+    assert latest.state is AppState.STARTING
+    assert latest.created_at.tzinfo is not None
 
 
 def test_supervised_are_the_active_applications_oldest_first(

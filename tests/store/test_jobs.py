@@ -36,11 +36,13 @@ def test_an_added_job_reads_back_whole_at_version_1(
     assert (job.updated_by, job.updated_at) == ("alice", clock.now())
 
 
-def test_a_missing_job_is_none_for_find_and_not_found_for_get(store: Store) -> None:
+def test_a_missing_job_is_none_for_find_and_not_found_for_get_and_show(store: Store) -> None:
     with store.transaction() as repos:
         assert repos.jobs.find("ghost") is None
         with pytest.raises(NotFound, match="job 'ghost' does not exist"):
             repos.jobs.get("ghost")
+        with pytest.raises(NotFound, match="job 'ghost' does not exist"):
+            repos.jobs.show("ghost")
 
 
 def test_a_second_job_with_a_taken_name_is_refused(store: Store, add_job: AddJob) -> None:
@@ -119,6 +121,8 @@ def test_listed_jobs_carry_their_tags(store: Store) -> None:
     with store.transaction() as repos:
         jobs, _ = repos.jobs.list()
     assert {job.name: job.tags for job in jobs}["alpha"] == {"team": "payments", "tier": "gold"}
+    assert list({job.name: job.tags for job in jobs}["alpha"]) == ["team", "tier"]
+    assert {job.name: job.tags for job in jobs}["delta_1"] == {}
 
 
 def test_update_replaces_manifest_description_bundle_and_tags_and_bumps_the_version(

@@ -25,7 +25,6 @@ from streamjobs.store import (
     ApplicationEventRecord,
     ApplicationRecord,
     AttemptRecord,
-    LatestRun,
     ProgressRecord,
 )
 from streamjobs.store.db import Repositories, Store
@@ -160,13 +159,10 @@ class ApplicationService:
             if query.job_name is not None:
                 bundle = repos.jobs.bundle_of(query.job_name)
                 require_job(repos, actor, query.job_name, bundle, JobAction.VIEW)
-            items = repos.applications.list(**filters, limit=query.limit, offset=query.offset)
-            total = repos.applications.count(**filters)
+            items, total = repos.applications.list(
+                **filters, limit=query.limit, offset=query.offset
+            )
         return ApplicationPage(items=items, total=total, limit=query.limit, offset=query.offset)
-
-    def latest_for_jobs(self, job_names: builtins.list[str]) -> dict[str, LatestRun]:
-        with self._store.transaction() as repos:
-            return repos.applications.latest_for_jobs(job_names)
 
     def events(
         self, application_id: str, *, actor: Actor, after_id: int | None = None

@@ -166,9 +166,9 @@ class JobService:
         """The job and its latest application (None before its first run), read in one
         transaction; ``NotFound`` also when ``actor`` may not see the job."""
         with self._store.transaction() as repos:
-            record = repos.jobs.get(name)
+            record, latest = repos.jobs.show(name)
             require_job(repos, actor, name, record.bundle, JobAction.VIEW)
-            return record, repos.applications.latest_for_jobs([name]).get(name)
+            return record, latest
 
     def permissions(self, name: str, *, actor: Actor) -> dict[JobAction, Permission | None]:
         """For each action on the job, None if ``actor`` may take it, else the permission
@@ -180,29 +180,22 @@ class JobService:
 
     def list(self, query: JobQuery, *, actor: Actor) -> JobPage:
         """The jobs ``actor`` may see that pass the query's filters."""
-        return self.list_with_latest(query, actor=actor, latest=False)[0]
+        check_page(query.limit, query.offset)
+        with self._store.transaction() as repos:
+            items, total = repos.jobs.list(**_job_filters(query, repos, actor))
+        return JobPage(items=items, total=total, limit=query.limit, offset=query.offset)
 
     def list_with_latest(
-        self, query: JobQuery, *, actor: Actor, latest: bool = True
+        self, query: JobQuery, *, actor: Actor
     ) -> tuple[JobPage, dict[str, LatestRun]]:
-        """``list``, and (with ``latest``) the latest application of each job on the page that
-        has run, by job name, read in the same transaction."""
+        """``list``, and the latest application of each job on the page that has run, by job
+        name, read in the same statement."""
         check_page(query.limit, query.offset)
-        tag = _parse_tag_filter(query.tag) if query.tag else None
         with self._store.transaction() as repos:
-            items, total = repos.jobs.list(
-                status=query.status,
-                tag=tag,
-                bundle=query.bundle,
-                search=query.search,
-                bundles=visible_to(repos, actor),
-                limit=query.limit,
-                offset=query.offset,
-            )
-            names = [record.name for record in items] if latest else []
-            applications = repos.applications.latest_for_jobs(names)
+            rows, total = repos.jobs.list_with_latest(**_job_filters(query, repos, actor))
+        items = [record for record, _ in rows]
         page = JobPage(items=items, total=total, limit=query.limit, offset=query.offset)
-        return page, applications
+        return page, {record.name: latest for record, latest in rows if latest is not None}
 
     def template(self, name: str, *, actor: Actor) -> dict[str, Any]:
         """The job's full template: every default filled in, secrets by name only."""
@@ -367,3 +360,16 @@ def _parse_tag_filter(tag: str) -> tuple[str, str | None]:
     if not key:
         raise InvalidInput([FieldError("query.tag", "give a tag as key or key=value")])
     return key, (value if separator else None)
+
+
+def _job_filters(query: JobQuery, repos: Repositories, actor: Actor) -> dict[str, Any]:
+    """The repository's list arguments for ``query``, as far as ``actor`` may see."""
+    return {
+        "status": query.status,
+        "tag": _parse_tag_filter(query.tag) if query.tag else None,
+        "bundle": query.bundle,
+        "search": query.search,
+        "bundles": visible_to(repos, actor),
+        "limit": query.limit,
+        "offset": query.offset,
+    }

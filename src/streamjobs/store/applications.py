@@ -11,13 +11,13 @@ outlive their jobs as history. Attempts, events, progress and executor figures l
 from __future__ import annotations
 
 import builtins
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, cast
 from uuid import uuid4
 
-from sqlalchemy import ColumnElement, Row, Select, func, select
+from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.exc import IntegrityError
 
 from streamjobs.domain.errors import Conflict, NotFound
@@ -27,7 +27,6 @@ from streamjobs.store.application_filters import application_criteria
 from streamjobs.store.application_history import ApplicationHistory
 from streamjobs.store.base import VersionedRepository
 from streamjobs.store.jobs import TagFilter
-from streamjobs.store.latest_runs import LATEST_RUNS, LatestRun, runs_by_job
 from streamjobs.store.tables import ApplicationRow
 
 CHANGEABLE_FIELDS = frozenset(
@@ -246,10 +245,13 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         bundles: Collection[str] | None = None,
         limit: int = 100,
         offset: int = 0,
-    ) -> builtins.list[ApplicationRecord]:
-        """One page of the applications that pass every given filter, newest first.
+    ) -> tuple[builtins.list[ApplicationRecord], int]:
+        """One page of the applications that pass every given filter, newest first, and how many
+        pass in all: one statement, unless the page is empty past the first (then the count is
+        read on its own).
 
-        ``search`` matches any part of the id or the name, ignoring case.
+        ``search`` matches any part of the id or the name, ignoring case; ``bundles``, when
+        given, keeps only the applications of those bundles (the ones the caller may see).
         """
         criteria = application_criteria(
             job_name=job_name,
@@ -259,47 +261,12 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
             search=search,
             bundles=bundles,
         )
-        page = (
-            _SELECT_APPLICATIONS.where(*criteria)
-            .order_by(
-                ApplicationRow.created_at.desc(),
-                ApplicationRow.run_number.desc(),
-                ApplicationRow.id.desc(),
-            )
-            .limit(limit)
-            .offset(offset)
-        )
-        return [_record(row) for row in self._read(page).all()]
-
-    def count(
-        self,
-        *,
-        job_name: str | None = None,
-        states: Iterable[AppState] | None = None,
-        triggered_by: str | None = None,
-        tag: TagFilter | None = None,
-        search: str | None = None,
-        bundles: Collection[str] | None = None,
-    ) -> int:
-        """How many applications pass every given filter (the same filters as ``list``)."""
-        criteria = application_criteria(
-            job_name=job_name,
-            states=states,
-            triggered_by=triggered_by,
-            tag=tag,
-            search=search,
-            bundles=bundles,
-        )
         counted = select(func.count()).select_from(ApplicationRow).where(*criteria)
-        return int(self._read(counted).scalar_one())
-
-    def latest_for_jobs(self, job_names: Iterable[str]) -> dict[str, LatestRun]:
-        """Each named job's newest application as its status shows it, by job name; jobs that
-        never ran are left out."""
-        names = sorted(set(job_names))
-        if not names:
-            return {}
-        return runs_by_job(self._read(LATEST_RUNS, {"job_names": names}).all())
+        total = counted.correlate(None).scalar_subquery().label("total")
+        rows = self._read(_newest_first(criteria, limit, offset).add_columns(total)).all()
+        if rows:
+            return [_record(row[:-1]) for row in rows], int(rows[0].total)
+        return [], 0 if offset == 0 else int(self._read(counted).scalar_one())
 
     def demand_in_bundle(self, bundle: str) -> Demand:
         """What the bundle's running applications (``ACTIVE_STATES``) take in all."""
@@ -363,7 +330,19 @@ def _live_key(job_name: str, state: AppState) -> str | None:
     return job_name if state in LIVE_STATES else None
 
 
-def _record(row: Row[Any]) -> ApplicationRecord:
+def _newest_first(
+    criteria: builtins.list[ColumnElement[bool]], limit: int, offset: int
+) -> Select[Any]:
+    """One page of the applications passing ``criteria``, newest first."""
+    newest_first = (
+        ApplicationRow.created_at.desc(),
+        ApplicationRow.run_number.desc(),
+        ApplicationRow.id.desc(),
+    )
+    return _SELECT_APPLICATIONS.where(*criteria).order_by(*newest_first).limit(limit).offset(offset)
+
+
+def _record(row: Sequence[Any]) -> ApplicationRecord:
     """The record of a row selected by ``_SELECT_APPLICATIONS`` (its columns are every field).
 
     Filled in directly rather than through the frozen dataclass's ``__init__``, which sets each

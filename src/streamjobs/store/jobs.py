@@ -15,7 +15,6 @@ from typing import Any
 from uuid import uuid4
 
 from sqlalchemy import (
-    ColumnElement,
     Row,
     Select,
     Text,
@@ -30,10 +29,9 @@ from sqlalchemy import (
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.store.base import VersionedRepository
+from streamjobs.store.job_statements import JobFilters, TagFilter, job_named, jobs_count, jobs_page
+from streamjobs.store.latest_runs import LatestRun, latest_run_of
 from streamjobs.store.tables import JobRow, JobTagRow
-
-TagFilter = tuple[str, str | None]
-"""``(key, value)`` matches jobs tagged ``key: value``; ``(key, None)`` any job with that key."""
 
 
 @dataclass(frozen=True)
@@ -110,8 +108,16 @@ class JobRepository(VersionedRepository):
 
     def find(self, name: str) -> JobRecord | None:
         """The job called ``name``, or None."""
-        row = self._read(_SELECT_JOBS.where(JobRow.name == name)).one_or_none()
-        return None if row is None else self._records([row])[0]
+        row = self._read(_SELECT_JOB, {"name": name}).one_or_none()
+        return None if row is None else _record(row)
+
+    def show(self, name: str) -> tuple[JobRecord, LatestRun | None]:
+        """The job called ``name`` and its newest application (None before its first run);
+        ``NotFound`` if there is no such job."""
+        row = self._read(_SELECT_JOB_WITH_LATEST_RUN, {"name": name}).one_or_none()
+        if row is None:
+            raise NotFound("job", name)
+        return _record(row), latest_run_of(row)
 
     def list(
         self,
@@ -129,12 +135,39 @@ class JobRepository(VersionedRepository):
         ``search`` matches any part of the name, ignoring case; ``bundles``, when given, keeps
         only the jobs of those bundles (the ones the caller may see).
         """
-        criteria = _criteria(status=status, tag=tag, bundle=bundle, search=search)
-        if bundles is not None:
-            criteria.append(JobRow.bundle.in_(sorted(bundles)))
-        total = self._read(select(func.count()).select_from(JobRow).where(*criteria)).scalar_one()
-        page = _SELECT_JOBS.where(*criteria).order_by(JobRow.name).limit(limit).offset(offset)
-        return self._records(self._read(page).all()), int(total)
+        filters = JobFilters(status, tag, bundle, search, bundles)
+        rows, total = self._page(filters, limit=limit, offset=offset, latest_run=False)
+        return [_record(row) for row in rows], total
+
+    def list_with_latest(
+        self,
+        *,
+        status: str | None = None,
+        tag: TagFilter | None = None,
+        bundle: str | None = None,
+        search: str | None = None,
+        bundles: Collection[str] | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> tuple[builtins.list[tuple[JobRecord, LatestRun | None]], int]:
+        """``list``, each job with its newest application (None for a job never run)."""
+        filters = JobFilters(status, tag, bundle, search, bundles)
+        rows, total = self._page(filters, limit=limit, offset=offset, latest_run=True)
+        return [(_record(row), latest_run_of(row)) for row in rows], total
+
+    def _page(
+        self, filters: JobFilters, *, limit: int, offset: int, latest_run: bool
+    ) -> tuple[Sequence[Row[Any]], int]:
+        """The rows of one page and the count of all that pass ``filters``, in one statement
+        unless the page is empty past the first (then the count is read on its own)."""
+        values = filters.values()
+        page = jobs_page(filters.given, latest_run=latest_run)
+        rows = self._read(page, {**values, "limit": limit, "offset": offset}).all()
+        if rows:
+            return rows, int(rows[0].total)
+        if offset == 0:
+            return rows, 0
+        return rows, int(self._read(jobs_count(filters.given), values).scalar_one())
 
     def count_in_bundle(self, bundle: str) -> int:
         counted = select(func.count()).select_from(JobRow).where(JobRow.bundle == bundle)
@@ -199,58 +232,21 @@ class JobRepository(VersionedRepository):
             rows = [{"job_id": job_id, "key": key, "value": value} for key, value in tags.items()]
             self._session.execute(insert(JobTagRow), rows)
 
-    def _records(self, rows: Sequence[Row[Any]]) -> builtins.list[JobRecord]:
-        """Records of ``rows``, with the tags of all of them read in one query."""
-        tags: dict[str, dict[str, str]] = {row.id: {} for row in rows}
-        if not tags:
-            return []
-        found = self._read(_SELECT_TAGS, {"job_ids": builtins.list(tags)}).all()
-        for job_id, key, value in found:
-            tags[job_id][key] = value
-        return [_record(row, tags[row.id]) for row in rows]
 
-
-_SELECT_JOBS: Select[Any] = select(JobRow.__table__)
-"""Jobs' columns as plain rows, not ORM objects: faster to read, always as stored now, and each
-query decodes the manifest afresh, so no two records share it. Built once (statements are
-immutable; building one costs about what running it does)."""
-_SELECT_TAGS: Select[str, str, str] = (
-    select(JobTagRow.job_id, JobTagRow.key, JobTagRow.value)
-    .where(JobTagRow.job_id.in_(bindparam("job_ids", expanding=True)))
-    .order_by(JobTagRow.key)
-)
+_SELECT_JOB = job_named(latest_run=False)
+"""The job of the bound ``name`` with its tags. Built once (statements are immutable; building
+one costs about what running it does), like the one below."""
+_SELECT_JOB_WITH_LATEST_RUN = job_named(latest_run=True)
 _RECORD_FIELDS = [each.name for each in fields(JobRecord) if each.name != "tags"]
 _SELECT_BUNDLE: Select[Any] = select(JobRow.bundle).where(JobRow.name == bindparam("name"))
 
 
-def _criteria(
-    *, status: str | None, tag: TagFilter | None, bundle: str | None, search: str | None
-) -> builtins.list[ColumnElement[bool]]:
-    criteria: builtins.list[ColumnElement[bool]] = []
-    if status is not None:
-        criteria.append(JobRow.status == status)
-    if bundle is not None:
-        criteria.append(JobRow.bundle == bundle)
-    if search:
-        criteria.append(JobRow.name.icontains(search, autoescape=True))
-    if tag is not None:
-        criteria.append(_has_tag(*tag))
-    return criteria
-
-
-def _has_tag(key: str, value: str | None) -> ColumnElement[bool]:
-    tagged = select(JobTagRow.job_id).where(JobTagRow.job_id == JobRow.id, JobTagRow.key == key)
-    if value is not None:
-        tagged = tagged.where(JobTagRow.value == value)
-    return tagged.exists()
-
-
-def _record(row: Row[Any], tags: dict[str, str]) -> JobRecord:
-    """The record of a row of ``_SELECT_JOBS``, filled in directly rather than through the frozen
+def _record(row: Row[Any]) -> JobRecord:
+    """The record of a row of ``jobs_read``, filled in directly rather than through the frozen
     dataclass's ``__init__`` (one ``object.__setattr__`` a field: most of a list's Python time)."""
     record: JobRecord = object.__new__(JobRecord)
     columns = row._mapping
     values = record.__dict__
     values.update((name, columns[name]) for name in _RECORD_FIELDS)
-    values["tags"] = tags
+    values["tags"] = dict(sorted(row.tags.items())) if row.tags else {}
     return record

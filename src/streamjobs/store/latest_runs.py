@@ -1,18 +1,20 @@
-"""What a job's status shows of its newest application, read for a whole page of jobs at once.
+"""What a job's status shows of its newest application, joined to the job's row as it is read.
 
-A list of jobs shows, for each, its newest application's id, name, state, start and figures.
-Those six columns are read here rather than whole ``ApplicationRecord``s: a page of fifty jobs
-otherwise decoded a hundred JSON columns and parsed five hundred timestamps it never showed.
+A job's status shows its newest application's id, name, state, start and figures. Those six
+columns are joined to the job's own row (by the id of the job's highest run number, found through
+the ``(job_name, run_number)`` index) rather than read as whole ``ApplicationRecord``s in a second
+statement: a page of fifty jobs is then one round trip, and no JSON column it never shows is
+decoded.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, Select, bindparam, func, select
+from sqlalchemy import ColumnElement, Label, Row, select
+from sqlalchemy.orm import aliased
 
 from streamjobs.domain.states import AppState
 from streamjobs.store.tables import ApplicationRow
@@ -31,33 +33,41 @@ class LatestRun:
     """The latest figures reported, e.g. ``inputRowsPerSecond``."""
 
 
-def runs_by_job(rows: Iterable[Row[Any]]) -> dict[str, LatestRun]:
-    """The rows of ``LATEST_RUNS`` as each job's ``LatestRun``, by job name."""
-    return {
-        job_name: LatestRun(id, name, AppState(state), created_at, triggered_by, latest or {})
-        for job_name, id, name, state, created_at, triggered_by, latest in rows
-    }
+LATEST_RUN = aliased(ApplicationRow, name="latest_run")
+"""The applications table as the newest run of the job it is joined to."""
+LATEST_RUN_COLUMNS: tuple[Label[Any], ...] = (
+    LATEST_RUN.id.label("run_id"),
+    LATEST_RUN.name.label("run_name"),
+    LATEST_RUN.state.label("run_state"),
+    LATEST_RUN.created_at.label("run_created_at"),
+    LATEST_RUN.triggered_by.label("run_triggered_by"),
+    LATEST_RUN.latest.label("run_latest"),
+)
+"""The columns a ``LatestRun`` is made of, labelled apart from the job's own."""
 
 
-_NEWEST_RUN_NUMBERS = (
-    select(ApplicationRow.job_name, func.max(ApplicationRow.run_number).label("run_number"))
-    .where(ApplicationRow.job_name.in_(bindparam("job_names", expanding=True)))
-    .group_by(ApplicationRow.job_name)
-    .subquery()
-)
-LATEST_RUNS: Select[Any] = select(
-    ApplicationRow.job_name,
-    ApplicationRow.id,
-    ApplicationRow.name,
-    ApplicationRow.state,
-    ApplicationRow.created_at,
-    ApplicationRow.triggered_by,
-    ApplicationRow.latest,
-).join(
-    _NEWEST_RUN_NUMBERS,
-    (ApplicationRow.job_name == _NEWEST_RUN_NUMBERS.c.job_name)
-    & (ApplicationRow.run_number == _NEWEST_RUN_NUMBERS.c.run_number),
-)
-"""Each job's (of the ``job_names`` bound) newest application: the job's name and the columns of
-a ``LatestRun``. Built once: a statement is immutable, and building one costs about what running
-it does."""
+def is_latest_run_of(job_name: ColumnElement[str]) -> ColumnElement[bool]:
+    """The condition joining ``LATEST_RUN`` to the job named by ``job_name`` (its newest run)."""
+    runs = aliased(ApplicationRow, name="runs")
+    newest = (
+        select(runs.id)
+        .where(runs.job_name == job_name)
+        .order_by(runs.run_number.desc())
+        .limit(1)
+        .scalar_subquery()
+    )
+    return LATEST_RUN.id == newest
+
+
+def latest_run_of(row: Row[Any]) -> LatestRun | None:
+    """The ``LatestRun`` in a row read with ``LATEST_RUN_COLUMNS``; None for a job never run."""
+    if row.run_id is None:
+        return None
+    return LatestRun(
+        row.run_id,
+        row.run_name,
+        AppState(row.run_state),
+        row.run_created_at,
+        row.run_triggered_by,
+        row.run_latest or {},
+    )

@@ -29,11 +29,10 @@ def jobs_page(
     actor: Actor = Depends(page_actor),
 ) -> Response:
     services = services_of(request)
-    page = services.jobs.list(
+    page, latest = services.jobs.list_with_latest(
         JobQuery(search=search or None, status=status or None, tag=tag or None, limit=PAGE_SIZE),
         actor=actor,
     )
-    latest = services.applications.latest_for_jobs([record.name for record in page.items])
     jobs = [job_document(record, latest.get(record.name)) for record in page.items]
     tags = sorted({f"{k}={v}" for job in jobs for k, v in job["metadata"]["tags"].items()})
     return render(
