@@ -23,9 +23,11 @@ def engine(database_url: str) -> Iterator[Engine]:
 
 
 @pytest.fixture
-def store(engine: Engine) -> Store:
+def store(engine: Engine) -> Iterator[Store]:
     """The store over the migrated database, on each backend."""
-    return Store(engine)
+    store = Store(engine)
+    yield store
+    store.close()
 
 
 @pytest.fixture

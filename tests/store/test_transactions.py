@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from sqlalchemy import Engine
+from sqlalchemy.exc import DBAPIError
 
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import Conflict
@@ -39,6 +42,30 @@ def test_a_transaction_that_raises_leaves_nothing_behind(
     with pytest.raises(DeliberateError):
         add_job_and_audit_then_fail()
     assert [count_rows(table) for table in (JobRow, JobTagRow, AuditEntryRow)] == [0, 0, 0]
+
+
+def test_reading_sees_what_transactions_committed(store: Store, add_job: AddJob) -> None:
+    with store.reading() as repos:
+        assert repos.jobs.find("orders") is None
+    add_job("orders", tags={"team": "payments"})
+    with store.reading() as repos:
+        found = repos.jobs.find("orders")
+        listed, total = repos.jobs.list()
+    assert found is not None
+    assert found.tags == {"team": "payments"}
+    assert ([job.name for job in listed], total) == (["orders"], 1)
+
+
+def test_a_write_made_while_reading_never_lands(
+    store: Store, engine: Engine, new_job: NewJob, count_rows: CountRows
+) -> None:
+    # PostgreSQL refuses it at once; SQLite's reading transaction is rolled back when it ends
+    with contextlib.ExitStack() as refusal:
+        if engine.dialect.name == "postgresql":
+            refusal.enter_context(pytest.raises(DBAPIError, match="read-only transaction"))
+        with store.reading() as repos:
+            repos.jobs.add(**new_job("sneaked"))
+    assert count_rows(JobRow) == 0
 
 
 def test_an_update_that_raises_afterwards_is_rolled_back(

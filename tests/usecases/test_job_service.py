@@ -8,12 +8,14 @@ from typing import Any
 import pytest
 
 from streamjobs.domain.access import Actor, Principal
-from streamjobs.domain.errors import Conflict, InvalidInput
+from streamjobs.domain.errors import Conflict, InvalidInput, NotFound
 from streamjobs.services.container import Services
 from tests.factories import pipeline_manifest
 
 ANA = Actor(Principal("ana", is_admin=True), source="10.0.0.7")
 """An admin: these tests are about the use cases, not about who may take them."""
+STRANGER = Actor(Principal("sam"), source="10.0.0.8")
+"""A user granted nothing."""
 
 
 def audit_actions(services: Services) -> list[tuple[str, str, str | None]]:
@@ -71,3 +73,20 @@ def test_two_racing_applies_from_one_version_one_wins(services: Services) -> Non
     stored = services.jobs.get("raced", actor=ANA)
     assert stored.version == 2
     assert stored.manifest["metadata"]["description"] == winners[0]
+
+
+def test_unchanged_by_finds_only_the_same_manifest_and_refuses_like_apply(
+    services: Services,
+) -> None:
+    manifest = pipeline_manifest("steady")
+    assert services.jobs.unchanged_by("steady", manifest, actor=ANA) is None
+    created = services.jobs.create(manifest, actor=ANA)
+    assert services.jobs.unchanged_by("steady", manifest, actor=ANA) == created
+    edited = pipeline_manifest("steady")
+    edited["metadata"]["description"] = "edited"
+    assert services.jobs.unchanged_by("steady", edited, actor=ANA) is None
+    with pytest.raises(InvalidInput, match="cannot change"):
+        services.jobs.unchanged_by("other", manifest, actor=ANA)
+    with pytest.raises(NotFound, match="steady"):
+        services.jobs.unchanged_by("steady", manifest, actor=STRANGER)
+    assert audit_actions(services) == [("job.created", "ana", "10.0.0.7")]

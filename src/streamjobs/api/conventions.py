@@ -8,7 +8,8 @@ the thread pool. A read's queries take a fraction of a millisecond (SQLite's rea
 for its writer, PostgreSQL's never wait for locks), less than the hop to a worker thread; and
 under load the hops made the loop and the workers take turns at the GIL, which is what capped
 the server's rate (bench figure 4: 100 → 150-190 requests/s on SQLite). A write may wait for
-SQLite's write lock, which must not stall every other request.
+SQLite's write lock, which must not stall every other request. Applying a job is both: it finds
+out on the loop whether the manifest changes anything, and only a change goes to a worker thread.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from starlette.concurrency import run_in_threadpool
 
 from streamjobs.api.auth import require_actor, services_of
 from streamjobs.api.bodies import read_document
@@ -18,7 +19,7 @@ from streamjobs.api.conventions import (
 )
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import FieldError, InvalidInput
-from streamjobs.services.jobs import JobQuery, job_document
+from streamjobs.services.jobs import ApplyOutcome, JobQuery, job_document
 
 JOBS = "/api/v1/jobs"
 router = APIRouter(prefix=JOBS, tags=["jobs"])
@@ -84,13 +85,19 @@ async def get_job(name: str, request: Request, actor: Actor = Depends(require_ac
     responses={201: {"description": "Created"}, 200: {"description": "Configured or unchanged"}},
     response_model=JSON_DOCUMENT,
 )
-def apply_job(
+async def apply_job(
     name: str,
     request: Request,
     document: Any = Depends(read_document),
     actor: Actor = Depends(require_actor),
 ) -> Response:
-    record, outcome = services_of(request).jobs.apply(name, document, actor=actor)
+    # answered on the loop when it only reads (see conventions.py); a write goes to a thread
+    jobs = services_of(request).jobs
+    unchanged = jobs.unchanged_by(name, document, actor=actor)
+    if unchanged is not None:
+        record, outcome = unchanged, ApplyOutcome.UNCHANGED
+    else:
+        record, outcome = await run_in_threadpool(jobs.apply, name, document, actor=actor)
     headers = {"ETag": etag(record.version)}
     if outcome == "created":
         headers["Location"] = location(JOBS, record.name)

@@ -133,7 +133,7 @@ class ApplicationService:
             return aborted
 
     def get(self, application_id: str, *, actor: Actor) -> ApplicationDetails:
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             application = _visible(repos, actor, application_id)
             figures = repos.applications.executor_figures(application_id)
             return ApplicationDetails(
@@ -154,7 +154,7 @@ class ApplicationService:
             "tag": tag,
             "search": query.search,
         }
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             filters["bundles"] = visible_to(repos, actor)
             if query.job_name is not None:
                 bundle = repos.jobs.bundle_of(query.job_name)
@@ -167,7 +167,7 @@ class ApplicationService:
     def events(
         self, application_id: str, *, actor: Actor, after_id: int | None = None
     ) -> builtins.list[ApplicationEventRecord]:
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             _visible(repos, actor, application_id)
             return repos.applications.events(application_id, after_id=after_id)
 
@@ -175,13 +175,13 @@ class ApplicationService:
         self, application_id: str, *, actor: Actor, limit: int = 100
     ) -> builtins.list[ProgressRecord]:
         check_page(limit, 0)
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             _visible(repos, actor, application_id)
             return repos.applications.progress(application_id, limit=limit)
 
     def template(self, application_id: str, *, actor: Actor) -> dict[str, Any]:
         """The job exactly as this application runs it (its immutable snapshot)."""
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             _visible(repos, actor, application_id)
             return repos.applications.spec(application_id)
 

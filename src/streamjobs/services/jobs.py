@@ -104,13 +104,29 @@ class JobService:
             current = repos.jobs.find(name)
             if current is None:
                 return self._add(job, repos, actor=actor), ApplyOutcome.CREATED
-            require_job(repos, actor, current.name, current.bundle, JobAction.CONFIGURE)
-            if current.manifest == stored_form(job):
-                _check_references(job, repos, source=None)
+            if _unchanged(current, job, repos, actor, lock_connections=True):
                 return current, ApplyOutcome.UNCHANGED
             version = expected_version or current.version
             record = self._replace(current, job, repos, actor=actor, version=version)
         return record, ApplyOutcome.CONFIGURED
+
+    def unchanged_by(self, name: str, document: Any, *, actor: Actor) -> JobRecord | None:
+        """The job as stored if applying ``document`` would leave it as it is; None if applying
+        would create or change it. Raises what ``apply`` would: for a bad manifest, or an actor
+        who may not configure the job.
+
+        Only reads, so the API can answer the commonest apply (the same manifest again, as a
+        GitOps loop sends it) without handing it to a worker thread.
+        """
+        job = self._parsed(document)
+        _require_same_name(name, job)
+        with self._store.reading() as repos:
+            current = repos.jobs.find(name)
+            if current is None or not _unchanged(
+                current, job, repos, actor, lock_connections=False
+            ):
+                return None
+            return current
 
     def update(
         self,
@@ -152,12 +168,12 @@ class JobService:
             self._audit(repos, actor, "job.deleted", name, {"version": record.version})
 
     def exists(self, name: str) -> bool:
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             return repos.jobs.find(name) is not None
 
     def get(self, name: str, *, actor: Actor) -> JobRecord:
         """The job; ``NotFound`` also when ``actor`` may not see it."""
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             record = repos.jobs.get(name)
             require_job(repos, actor, name, record.bundle, JobAction.VIEW)
             return record
@@ -165,7 +181,7 @@ class JobService:
     def show(self, name: str, *, actor: Actor) -> tuple[JobRecord, LatestRun | None]:
         """The job and its latest application (None before its first run), read in one
         transaction; ``NotFound`` also when ``actor`` may not see the job."""
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             record, latest = repos.jobs.show(name)
             require_job(repos, actor, name, record.bundle, JobAction.VIEW)
             return record, latest
@@ -173,7 +189,7 @@ class JobService:
     def permissions(self, name: str, *, actor: Actor) -> dict[JobAction, Permission | None]:
         """For each action on the job, None if ``actor`` may take it, else the permission
         missing; ``NotFound`` when they may not see the job."""
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             record = repos.jobs.get(name)
             require_job(repos, actor, name, record.bundle, JobAction.VIEW)
             return allowed_actions(repos, actor, name, record.bundle)
@@ -181,7 +197,7 @@ class JobService:
     def list(self, query: JobQuery, *, actor: Actor) -> JobPage:
         """The jobs ``actor`` may see that pass the query's filters."""
         check_page(query.limit, query.offset)
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             items, total = repos.jobs.list(**_job_filters(query, repos, actor))
         return JobPage(items=items, total=total, limit=query.limit, offset=query.offset)
 
@@ -191,7 +207,7 @@ class JobService:
         """``list``, and the latest application of each job on the page that has run, by job
         name, read in the same statement."""
         check_page(query.limit, query.offset)
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             rows, total = repos.jobs.list_with_latest(**_job_filters(query, repos, actor))
         items = [record for record, _ in rows]
         page = JobPage(items=items, total=total, limit=query.limit, offset=query.offset)
@@ -202,7 +218,7 @@ class JobService:
         record = self.get(name, actor=actor)
         job = parse_manifest(record.manifest, checkpoint_root=self._checkpoint_root)
         template = resolved_template(job, checkpoint_root=self._checkpoint_root)
-        with self._store.transaction() as repos:
+        with self._store.reading() as repos:
             template["resolved"] = {"nodeTypes": _node_types_of(job, repos)}
         return template
 
@@ -293,9 +309,31 @@ def _require_same_name(name: str, job: StreamingJob) -> None:
     )
 
 
-def _check_references(job: StreamingJob, repos: Repositories, *, source: str | None) -> None:
+def _unchanged(
+    current: JobRecord,
+    job: StreamingJob,
+    repos: Repositories,
+    actor: Actor,
+    *,
+    lock_connections: bool,
+) -> bool:
+    """Whether ``job`` is the job as stored, ``current``; ``actor`` must be allowed to configure
+    it, and what it refers to must still exist, either way or not."""
+    require_job(repos, actor, current.name, current.bundle, JobAction.CONFIGURE)
+    if current.manifest != stored_form(job):
+        return False
+    _check_references(job, repos, source=None, lock_connections=lock_connections)
+    return True
+
+
+def _check_references(
+    job: StreamingJob, repos: Repositories, *, source: str | None, lock_connections: bool = True
+) -> None:
     """``InvalidInput`` naming each bundle, node type and connection the job refers to that does
-    not exist, and each connection whose type does not fit the format it is used with."""
+    not exist, and each connection whose type does not fit the format it is used with.
+
+    ``lock_connections`` keeps the connections read from changing until the transaction ends
+    (a job being written must not be stored with a connection changed under it)."""
     errors = []
     if not repos.bundles.exists(job.spec.bundle):
         known = ", ".join(sorted(b.name for b in repos.bundles.list())) or "none"
@@ -312,7 +350,7 @@ def _check_references(job: StreamingJob, repos: Repositories, *, source: str | N
                 FieldError(path, f"node type {node_type!r} does not exist (known: {known})")
             )
     if connections_used(job):
-        errors += dataset_errors(job, stored_connections(repos, lock_for_share=True))
+        errors += dataset_errors(job, stored_connections(repos, lock_for_share=lock_connections))
     if errors:
         raise InvalidInput(errors, source=source)
 

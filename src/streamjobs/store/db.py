@@ -1,7 +1,9 @@
 """Opening the store: engines for SQLite and PostgreSQL, migrations, and transactions.
 
-Everything that reads or writes the store goes through ``Store.transaction()``: it hands out
-repositories bound to one session, and either all their writes land or none do.
+Everything that writes the store goes through ``Store.transaction()``: it hands out
+repositories bound to one session, and either all their writes land or none do. What only reads
+may go through ``Store.reading()`` instead, which on PostgreSQL saves the BEGIN and COMMIT round
+trips.
 
 SQLite runs in WAL mode, so readers never wait; a transaction begins at its first write (the
 standard ``sqlite3`` behaviour) and writers wait for each other up to the busy timeout. Like
@@ -52,22 +54,30 @@ MIGRATION_LOCK_ID = 0x5354524A
 """PostgreSQL advisory lock key ("STRJ") held while migrating, so servers migrate one at a time."""
 
 
-def create_engine_for(url: str) -> Engine:
+def create_engine_for(url: str | URL, *, read_only: bool = False) -> Engine:
     """An engine for a ``sqlite:///PATH`` or ``postgresql://…`` URL (driven by psycopg 3).
 
-    Raises ValueError for any other kind of database.
+    With ``read_only`` (PostgreSQL only), its connections autocommit each statement and the
+    database refuses any write made through them. Raises ValueError for any other kind of
+    database.
     """
     parsed = make_url(url)
     if parsed.drivername in SQLITE_DRIVERS:
         return _sqlite_engine(parsed)
     if parsed.drivername in POSTGRESQL_DRIVERS:
+        # timestamps come back in the session's time zone: UTC makes them UtcDateTime's
+        # already, with nothing to convert
+        options = "-c TimeZone=UTC"
+        reading: dict[str, Any] = {}
+        if read_only:
+            options += " -c default_transaction_read_only=on"
+            reading["isolation_level"] = "AUTOCOMMIT"
         return create_engine(
             parsed.set(drivername="postgresql+psycopg"),
             pool_pre_ping=True,
             json_deserializer=orjson.loads,
-            # timestamps come back in the session's time zone: UTC makes them UtcDateTime's
-            # already, with nothing to convert
-            connect_args={"options": "-c TimeZone=UTC"},
+            connect_args={"options": options},
+            **reading,
         )
     raise ValueError(
         f"unsupported database URL scheme {parsed.drivername!r}: "
@@ -154,6 +164,8 @@ class Store:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._sessions = sessionmaker(engine)
+        self._reading_engine = _reading_engine(engine)
+        self._reading_sessions = sessionmaker(self._reading_engine)
 
     @classmethod
     def open(cls, url: str) -> Store:
@@ -171,6 +183,29 @@ class Store:
         with self._sessions.begin() as session:
             yield Repositories.bound_to(session)
 
+    @contextmanager
+    def reading(self) -> Iterator[Repositories]:
+        """Repositories for reads only.
+
+        On PostgreSQL each statement runs on its own, on connections the database keeps from
+        writing: a transaction's BEGIN and COMMIT would be two more round trips, and under READ
+        COMMITTED each statement of a transaction sees the newest committed data anyway. On
+        SQLite it is a transaction, as ``transaction()`` gives.
+        """
+        with self._reading_sessions() as session:
+            yield Repositories.bound_to(session)
+
     def close(self) -> None:
         """Close every pooled connection."""
+        if self._reading_engine is not self.engine:
+            self._reading_engine.dispose()
         self.engine.dispose()
+
+
+def _reading_engine(engine: Engine) -> Engine:
+    """The engine ``Store.reading()`` reads through: on PostgreSQL one of its own, read-only
+    and autocommitting (an isolation level set per checkout costs the round trips it saves);
+    on SQLite, ``engine``."""
+    if engine.dialect.name != "postgresql":
+        return engine
+    return create_engine_for(engine.url, read_only=True)
