@@ -254,6 +254,9 @@ def listed(store: Store, **filters: Any) -> tuple[list[str], int]:
         ({"search": "a-2"}, ["beta-2", "alpha-2"]),
         ({"search": "_"}, ["Gamma_1-1"]),
         ({"search": "%"}, []),
+        ({"search": "/"}, []),
+        ({"bundles": []}, []),
+        ({"bundles": ["default"], "job_name": "beta"}, ["beta-2", "beta-1"]),
         ({"job_name": "alpha", "tag": ("tier", None), "states": [AppState.STARTING]}, ["alpha-2"]),
     ],
 )

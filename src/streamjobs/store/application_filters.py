@@ -1,53 +1,107 @@
-"""Which applications a list or a count keeps: the filters of ``GET /api/v1/applications`` as
-SQL criteria, shared by the page and its total so that both always count the same rows.
+"""Which applications a list keeps: the filters of ``GET /api/v1/applications`` as SQL criteria,
+shared by the page and its total so that both always count the same rows.
+
+Every filter's value is a bound parameter, so a page's statement depends only on which filters
+are given (``ApplicationFilters.given``) and is built once for each such combination: building a
+statement costs about what running it does.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import ColumnElement, false, or_
+from sqlalchemy import ColumnElement, bindparam, false, or_
 
 from streamjobs.domain.states import AppState
-from streamjobs.store.jobs import TagFilter
+from streamjobs.store.job_statements import LIKE_ESCAPE, TagFilter, escape_like
 from streamjobs.store.tables import ApplicationRow
 
 
-def application_criteria(
-    *,
-    job_name: str | None,
-    states: Iterable[AppState] | None,
-    triggered_by: str | None,
-    tag: TagFilter | None,
-    search: str | None,
-    bundles: Collection[str] | None,
-) -> list[ColumnElement[bool]]:
-    """The WHERE criteria keeping the applications that pass every given filter; ``bundles``,
-    when given, keeps only those of the bundles (the ones the caller may see)."""
+@dataclass(frozen=True)
+class GivenFilters:
+    """Which filters are given (a tag filter's key too: it is part of a JSON path, not bound)."""
+
+    job_name: bool
+    states: bool
+    triggered_by: bool
+    tag_key: str | None
+    tag_value: bool
+    search: bool
+    bundles: bool
+
+
+@dataclass(frozen=True)
+class ApplicationFilters:
+    """The applications a list keeps: those passing every filter given."""
+
+    job_name: str | None = None
+    states: Iterable[AppState] | None = None
+    triggered_by: str | None = None
+    tag: TagFilter | None = None
+    search: str | None = None
+    """Any part of the id or the name, ignoring case."""
+    bundles: Collection[str] | None = None
+    """Only the applications of these bundles (the ones the caller may see)."""
+
+    @property
+    def given(self) -> GivenFilters:
+        return GivenFilters(
+            job_name=self.job_name is not None,
+            states=self.states is not None,
+            triggered_by=self.triggered_by is not None,
+            tag_key=None if self.tag is None else self.tag[0],
+            tag_value=self.tag is not None and self.tag[1] is not None,
+            search=bool(self.search),
+            bundles=self.bundles is not None,
+        )
+
+    def values(self) -> dict[str, Any]:
+        """The values to bind to the criteria of ``given``."""
+        values: dict[str, Any] = {}
+        if self.job_name is not None:
+            values["job_name"] = self.job_name
+        if self.states is not None:
+            values["states"] = [AppState(state).value for state in self.states]
+        if self.triggered_by is not None:
+            values["triggered_by"] = self.triggered_by
+        if self.tag is not None and self.tag[1] is not None:
+            values["tag_value"] = self.tag[1]
+        if self.search:
+            values["search"] = escape_like(self.search)
+        if self.bundles is not None:
+            values["bundles"] = sorted(self.bundles)
+        return values
+
+
+def application_criteria(given: GivenFilters) -> list[ColumnElement[bool]]:
+    """The WHERE criteria keeping the applications that pass every filter ``given``."""
     criteria: list[ColumnElement[bool]] = []
-    if bundles is not None:
-        criteria.append(ApplicationRow.bundle.in_(sorted(bundles)))
-    if job_name is not None:
-        criteria.append(ApplicationRow.job_name == job_name)
-    if states is not None:
-        criteria.append(ApplicationRow.state.in_([AppState(state).value for state in states]))
-    if triggered_by is not None:
-        criteria.append(ApplicationRow.triggered_by == triggered_by)
-    if tag is not None:
-        criteria.append(_has_tag(*tag))
-    if search:
+    if given.bundles:
+        criteria.append(ApplicationRow.bundle.in_(bindparam("bundles", expanding=True)))
+    if given.job_name:
+        criteria.append(ApplicationRow.job_name == bindparam("job_name"))
+    if given.states:
+        criteria.append(ApplicationRow.state.in_(bindparam("states", expanding=True)))
+    if given.triggered_by:
+        criteria.append(ApplicationRow.triggered_by == bindparam("triggered_by"))
+    if given.tag_key is not None:
+        criteria.append(_has_tag(given.tag_key, given.tag_value))
+    if given.search:
+        search = bindparam("search")
         criteria.append(
             or_(
-                ApplicationRow.id.icontains(search, autoescape=True),
-                ApplicationRow.name.icontains(search, autoescape=True),
+                ApplicationRow.id.icontains(search, escape=LIKE_ESCAPE),
+                ApplicationRow.name.icontains(search, escape=LIKE_ESCAPE),
             )
         )
     return criteria
 
 
-def _has_tag(key: str, value: str | None) -> ColumnElement[bool]:
+def _has_tag(key: str, with_value: bool) -> ColumnElement[bool]:
     if '"' in key or "\\" in key:
         # SQLite's JSON paths cannot quote these, and no valid tag key holds them
         return false()
     tag_value: ColumnElement[str] = ApplicationRow.tags[key].as_string()
-    return tag_value.is_not(None) if value is None else tag_value == value
+    return tag_value == bindparam("tag_value") if with_value else tag_value.is_not(None)

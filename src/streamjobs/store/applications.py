@@ -11,22 +11,27 @@ outlive their jobs as history. Attempts, events, progress and executor figures l
 from __future__ import annotations
 
 import builtins
+import functools
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any, cast
 from uuid import uuid4
 
-from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy import ColumnElement, Select, bindparam, func, select
 from sqlalchemy.exc import IntegrityError
 
 from streamjobs.domain.errors import Conflict, NotFound
 from streamjobs.domain.quotas import Demand
 from streamjobs.domain.states import ACTIVE_STATES, LIVE_STATES, AppState
-from streamjobs.store.application_filters import application_criteria
+from streamjobs.store.application_filters import (
+    ApplicationFilters,
+    GivenFilters,
+    application_criteria,
+)
 from streamjobs.store.application_history import ApplicationHistory
 from streamjobs.store.base import VersionedRepository
-from streamjobs.store.jobs import TagFilter
+from streamjobs.store.job_statements import TagFilter
 from streamjobs.store.tables import ApplicationRow
 
 CHANGEABLE_FIELDS = frozenset(
@@ -253,20 +258,15 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         ``search`` matches any part of the id or the name, ignoring case; ``bundles``, when
         given, keeps only the applications of those bundles (the ones the caller may see).
         """
-        criteria = application_criteria(
-            job_name=job_name,
-            states=states,
-            triggered_by=triggered_by,
-            tag=tag,
-            search=search,
-            bundles=bundles,
-        )
-        counted = select(func.count()).select_from(ApplicationRow).where(*criteria)
-        total = counted.correlate(None).scalar_subquery().label("total")
-        rows = self._read(_newest_first(criteria, limit, offset).add_columns(total)).all()
+        filters = ApplicationFilters(job_name, states, triggered_by, tag, search, bundles)
+        values = filters.values()
+        page = _page_of(filters.given)
+        rows = self._read(page, {**values, "limit": limit, "offset": offset}).all()
         if rows:
             return [_record(row[:-1]) for row in rows], int(rows[0].total)
-        return [], 0 if offset == 0 else int(self._read(counted).scalar_one())
+        if offset == 0:
+            return [], 0
+        return [], int(self._read(_count_of(filters.given), values).scalar_one())
 
     def demand_in_bundle(self, bundle: str) -> Demand:
         """What the bundle's running applications (``ACTIVE_STATES``) take in all."""
@@ -330,16 +330,30 @@ def _live_key(job_name: str, state: AppState) -> str | None:
     return job_name if state in LIVE_STATES else None
 
 
-def _newest_first(
-    criteria: builtins.list[ColumnElement[bool]], limit: int, offset: int
-) -> Select[Any]:
-    """One page of the applications passing ``criteria``, newest first."""
+@functools.lru_cache(maxsize=256)
+def _page_of(given: GivenFilters) -> Select[Any]:
+    """The applications passing the filters ``given``, newest first, ``limit`` of them from
+    ``offset`` (both bound), each row ending with ``total``: how many pass in all."""
+    criteria = application_criteria(given)
+    total = _count_of(given).correlate(None).scalar_subquery().label("total")
     newest_first = (
         ApplicationRow.created_at.desc(),
         ApplicationRow.run_number.desc(),
         ApplicationRow.id.desc(),
     )
-    return _SELECT_APPLICATIONS.where(*criteria).order_by(*newest_first).limit(limit).offset(offset)
+    return (
+        _SELECT_APPLICATIONS.add_columns(total)
+        .where(*criteria)
+        .order_by(*newest_first)
+        .limit(bindparam("limit"))
+        .offset(bindparam("offset"))
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _count_of(given: GivenFilters) -> Select[Any]:
+    """How many applications pass the filters ``given``."""
+    return select(func.count()).select_from(ApplicationRow).where(*application_criteria(given))
 
 
 def _record(row: Sequence[Any]) -> ApplicationRecord:

@@ -65,7 +65,7 @@ class JobFilters:
             if self.tag[1] is not None:
                 values["tag_value"] = self.tag[1]
         if self.search:
-            values["search"] = _escape_like(self.search)
+            values["search"] = escape_like(self.search)
         if self.bundles is not None:
             values["bundles"] = sorted(self.bundles)
         return values
@@ -157,7 +157,7 @@ def _criteria(given: _Given) -> list[ColumnElement[bool]]:
     if given.bundle:
         criteria.append(JobRow.bundle == bindparam("bundle"))
     if given.search:
-        criteria.append(JobRow.name.icontains(bindparam("search"), escape=_LIKE_ESCAPE))
+        criteria.append(JobRow.name.icontains(bindparam("search"), escape=LIKE_ESCAPE))
     if given.tag_key:
         tagged = select(JobTagRow.job_id).where(
             JobTagRow.job_id == JobRow.id, JobTagRow.key == bindparam("tag_key")
@@ -168,11 +168,12 @@ def _criteria(given: _Given) -> list[ColumnElement[bool]]:
     return criteria
 
 
-_LIKE_ESCAPE = "/"
+LIKE_ESCAPE = "/"
+"""The escape character of the LIKE patterns ``escape_like`` makes."""
 
 
-def _escape_like(text: str) -> str:
-    """``text`` matched literally by LIKE (escaped with ``_LIKE_ESCAPE``)."""
-    for special in (_LIKE_ESCAPE, "%", "_"):
-        text = text.replace(special, _LIKE_ESCAPE + special)
+def escape_like(text: str) -> str:
+    """``text`` matched literally by LIKE (escaped with ``LIKE_ESCAPE``)."""
+    for special in (LIKE_ESCAPE, "%", "_"):
+        text = text.replace(special, LIKE_ESCAPE + special)
     return text

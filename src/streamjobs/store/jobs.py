@@ -242,8 +242,9 @@ _SELECT_BUNDLE: Select[Any] = select(JobRow.bundle).where(JobRow.name == bindpar
 
 
 def _record(row: Row[Any]) -> JobRecord:
-    """The record of a row of ``jobs_read``, filled in directly rather than through the frozen
-    dataclass's ``__init__`` (one ``object.__setattr__`` a field: most of a list's Python time)."""
+    """The record of a row of ``jobs_page`` or ``job_named``, filled in directly rather than
+    through the frozen dataclass's ``__init__`` (one ``object.__setattr__`` a field: most of a
+    list's Python time)."""
     record: JobRecord = object.__new__(JobRecord)
     columns = row._mapping
     values = record.__dict__
