@@ -10,7 +10,7 @@ from sqlalchemy import Engine, update
 
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound
-from streamjobs.store import JobRepository, Store
+from streamjobs.store import JobFilters, JobRepository, Store
 from streamjobs.store.tables import JobRow, JobTagRow
 from tests.store.conftest import AddJob, CountRows, NewJob
 
@@ -75,10 +75,10 @@ def catalogue(add_job: AddJob, engine: Engine) -> None:
         connection.execute(update(JobRow).where(JobRow.name == "beta").values(status="Running"))
 
 
-def listed(store: Store, **filters: Any) -> tuple[list[str], int]:
+def listed(store: Store, limit: int = 50, offset: int = 0, **filters: Any) -> tuple[list[str], int]:
     """The names of the jobs ``JobRepository.list`` returns for ``filters``, and the total."""
     with store.transaction() as repos:
-        jobs, total = repos.jobs.list(**filters)
+        jobs, total = repos.jobs.list(JobFilters(**filters), limit=limit, offset=offset)
     return [job.name for job in jobs], total
 
 
@@ -148,7 +148,7 @@ def test_update_replaces_manifest_description_bundle_and_tags_and_bumps_the_vers
         )
     with store.transaction() as repos:
         assert repos.jobs.get("orders") == updated
-        assert repos.jobs.list(tag=("tier", None)) == ([], 0)
+        assert repos.jobs.list(JobFilters(tag=("tier", None))) == ([], 0)
     assert updated.version == 2
     assert updated.manifest == {"metadata": {"name": "orders"}, "spec": {"bundle": "analytics"}}
     assert (updated.description, updated.bundle) == ("now in analytics", "analytics")

@@ -50,7 +50,7 @@ from streamjobs.services.resources import (
     stored_form,
     with_server_metadata,
 )
-from streamjobs.store import ApplicationRecord, LatestRun
+from streamjobs.store import ApplicationRecord, JobFilters, LatestRun
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.jobs import JobRecord
 
@@ -198,7 +198,8 @@ class JobService:
         """The jobs ``actor`` may see that pass the query's filters."""
         check_page(query.limit, query.offset)
         with self._store.reading() as repos:
-            items, total = repos.jobs.list(**_job_filters(query, repos, actor))
+            filters = _job_filters(query, repos, actor)
+            items, total = repos.jobs.list(filters, limit=query.limit, offset=query.offset)
         return JobPage(items=items, total=total, limit=query.limit, offset=query.offset)
 
     def list_with_latest(
@@ -208,7 +209,10 @@ class JobService:
         name, read in the same statement."""
         check_page(query.limit, query.offset)
         with self._store.reading() as repos:
-            rows, total = repos.jobs.list_with_latest(**_job_filters(query, repos, actor))
+            filters = _job_filters(query, repos, actor)
+            rows, total = repos.jobs.list_with_latest(
+                filters, limit=query.limit, offset=query.offset
+            )
         items = [record for record, _ in rows]
         page = JobPage(items=items, total=total, limit=query.limit, offset=query.offset)
         return page, {record.name: latest for record, latest in rows if latest is not None}
@@ -400,14 +404,12 @@ def _parse_tag_filter(tag: str) -> tuple[str, str | None]:
     return key, (value if separator else None)
 
 
-def _job_filters(query: JobQuery, repos: Repositories, actor: Actor) -> dict[str, Any]:
-    """The repository's list arguments for ``query``, as far as ``actor`` may see."""
-    return {
-        "status": query.status,
-        "tag": _parse_tag_filter(query.tag) if query.tag else None,
-        "bundle": query.bundle,
-        "search": query.search,
-        "bundles": visible_to(repos, actor),
-        "limit": query.limit,
-        "offset": query.offset,
-    }
+def _job_filters(query: JobQuery, repos: Repositories, actor: Actor) -> JobFilters:
+    """The jobs ``query`` asks for, as far as ``actor`` may see."""
+    return JobFilters(
+        status=query.status,
+        tag=_parse_tag_filter(query.tag) if query.tag else None,
+        bundle=query.bundle,
+        search=query.search,
+        bundles=visible_to(repos, actor),
+    )

@@ -24,7 +24,8 @@ from streamjobs.store.catalog import (
 from streamjobs.store.connections import ConnectionRecord, ConnectionRepository
 from streamjobs.store.db import Repositories, Store, create_engine_for, migrate
 from streamjobs.store.identity import TokenRecord, TokenRepository, UserRecord, UserRepository
-from streamjobs.store.jobs import JobRecord, JobRepository, TagFilter
+from streamjobs.store.job_statements import JobFilters, TagFilter
+from streamjobs.store.jobs import JobRecord, JobRepository
 from streamjobs.store.latest_runs import LatestRun
 from streamjobs.store.secrets import SecretRecord, SecretRepository
 
@@ -41,6 +42,7 @@ __all__ = [
     "ConnectionRecord",
     "ConnectionRepository",
     "ExecutorFiguresRecord",
+    "JobFilters",
     "JobRecord",
     "JobRepository",
     "LatestRun",

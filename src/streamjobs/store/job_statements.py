@@ -71,6 +71,10 @@ class JobFilters:
         return values
 
 
+ALL_JOBS = JobFilters()
+"""No filter: every job."""
+
+
 @dataclass(frozen=True)
 class _Given:
     status: bool

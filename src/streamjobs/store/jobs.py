@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import builtins
 import copy
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
@@ -29,7 +29,13 @@ from sqlalchemy import (
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.store.base import VersionedRepository
-from streamjobs.store.job_statements import JobFilters, TagFilter, job_named, jobs_count, jobs_page
+from streamjobs.store.job_statements import (
+    ALL_JOBS,
+    JobFilters,
+    job_named,
+    jobs_count,
+    jobs_page,
+)
 from streamjobs.store.latest_runs import LatestRun, latest_run_of
 from streamjobs.store.tables import JobRow, JobTagRow
 
@@ -120,38 +126,16 @@ class JobRepository(VersionedRepository):
         return _record(row), latest_run_of(row)
 
     def list(
-        self,
-        *,
-        status: str | None = None,
-        tag: TagFilter | None = None,
-        bundle: str | None = None,
-        search: str | None = None,
-        bundles: Collection[str] | None = None,
-        limit: int = 50,
-        offset: int = 0,
+        self, filters: JobFilters = ALL_JOBS, *, limit: int = 50, offset: int = 0
     ) -> tuple[builtins.list[JobRecord], int]:
-        """One page of the jobs that pass every given filter, by name, and how many pass in all.
-
-        ``search`` matches any part of the name, ignoring case; ``bundles``, when given, keeps
-        only the jobs of those bundles (the ones the caller may see).
-        """
-        filters = JobFilters(status, tag, bundle, search, bundles)
+        """One page of the jobs that pass ``filters``, by name, and how many pass in all."""
         rows, total = self._page(filters, limit=limit, offset=offset, latest_run=False)
         return [_record(row) for row in rows], total
 
     def list_with_latest(
-        self,
-        *,
-        status: str | None = None,
-        tag: TagFilter | None = None,
-        bundle: str | None = None,
-        search: str | None = None,
-        bundles: Collection[str] | None = None,
-        limit: int = 50,
-        offset: int = 0,
+        self, filters: JobFilters = ALL_JOBS, *, limit: int = 50, offset: int = 0
     ) -> tuple[builtins.list[tuple[JobRecord, LatestRun | None]], int]:
         """``list``, each job with its newest application (None for a job never run)."""
-        filters = JobFilters(status, tag, bundle, search, bundles)
         rows, total = self._page(filters, limit=limit, offset=offset, latest_run=True)
         return [(_record(row), latest_run_of(row)) for row in rows], total
 
