@@ -36,7 +36,7 @@ from streamjobs.launch.command import (
     local_master,
     spark_submit_command,
 )
-from streamjobs.launch.driver_process import free_loopback_port
+from streamjobs.launch.ports import free_loopback_port
 from streamjobs.runner.main import load_job
 
 REPOSITORY = Path(__file__).resolve().parent.parent

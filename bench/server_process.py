@@ -21,7 +21,7 @@ from types import TracebackType
 import httpx
 import psutil
 
-from streamjobs.launch.driver_process import free_loopback_port
+from streamjobs.launch.ports import free_loopback_port
 
 STREAMJOBS = (sys.executable, "-m", "streamjobs.cli")
 START_SECONDS = 90.0

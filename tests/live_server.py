@@ -10,14 +10,14 @@ from contextlib import contextmanager
 import uvicorn
 
 from streamjobs.api.app import create_app
+from streamjobs.launch.ports import free_loopback_port
 from streamjobs.services.container import Services
-from tests.services import free_port
 
 
 @contextmanager
 def live_server(services: Services) -> Iterator[str]:
     """Serve the API over the given services until the block ends; yields the base URL."""
-    port = free_port()
+    port = free_loopback_port()
     config = uvicorn.Config(
         create_app(services=services), host="127.0.0.1", port=port, log_level="warning"
     )

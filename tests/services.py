@@ -12,7 +12,6 @@ import glob
 import os
 import pwd
 import shutil
-import socket
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -21,6 +20,8 @@ from uuid import uuid4
 
 import psycopg
 from psycopg import sql
+
+from streamjobs.launch.ports import free_loopback_port
 
 POSTGRES_SEARCH_PATTERN = "/usr/lib/postgresql/*/bin"
 SUPERUSER = "postgres"
@@ -75,7 +76,8 @@ class PostgresServer:
         if os_user is not None:
             account = pwd.getpwnam(os_user)
             os.chown(directory, account.pw_uid, account.pw_gid)
-        server = cls(bin_dir=bin_dir, directory=directory, port=free_port(), os_user=os_user)
+        port = free_loopback_port()
+        server = cls(bin_dir=bin_dir, directory=directory, port=port, os_user=os_user)
         try:
             server._init_cluster()
             server._start()
@@ -188,11 +190,3 @@ def _server_os_user() -> str | None:
             "running as root, but `runuser` is missing to drop privileges"
         )
     return SUPERUSER
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port

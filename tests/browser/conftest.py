@@ -24,9 +24,9 @@ import psutil
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
+from streamjobs.launch.ports import free_loopback_port
 from tests.conftest import skip_or_fail
 from tests.e2e.test_server_process import STREAMJOBS, streamjobs, wait_until_healthy
-from tests.services import free_port
 
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = Path(__file__).parent / "screenshots"
@@ -66,7 +66,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("browser-server")
     home = root / "home"
     env = {key: value for key, value in os.environ.items() if not key.startswith("STREAMJOBS_")}
-    port = free_port()
+    port = free_loopback_port()
     env.update(
         STREAMJOBS_HOME=str(home),
         STREAMJOBS_PORT=str(port),

@@ -10,16 +10,16 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from streamjobs.launch.ports import free_loopback_port
 from tests.cli.conftest import run, write
 from tests.conftest import RunningServer
 from tests.factories import pipeline_manifest, python_manifest
-from tests.services import free_port
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 
 
 def test_validate_works_offline(cli: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("STREAMJOBS_SERVER", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("STREAMJOBS_SERVER", f"http://127.0.0.1:{free_loopback_port()}")
     result = run(cli, "validate", "-f", str(EXAMPLES))
     assert result.exit_code == 0, result.output
     assert "valid" in result.stdout
@@ -106,7 +106,7 @@ def test_a_refusal_by_the_server_exits_2_with_its_words(cli: CliRunner, tmp_path
 
 
 def test_an_unreachable_server_exits_1(cli: CliRunner) -> None:
-    result = run(cli, "--server", f"http://127.0.0.1:{free_port()}", "get", "jobs")
+    result = run(cli, "--server", f"http://127.0.0.1:{free_loopback_port()}", "get", "jobs")
     assert result.exit_code == 1
     assert "cannot reach the server" in result.stderr
 

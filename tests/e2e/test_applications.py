@@ -21,8 +21,8 @@ import psutil
 import pytest
 import yaml
 
+from streamjobs.launch.ports import free_loopback_port
 from tests.e2e.test_server_process import EXAMPLES, STREAMJOBS, streamjobs, wait_until_healthy
-from tests.services import free_port
 
 pytestmark = pytest.mark.spark
 WAIT_SECONDS = 240.0
@@ -61,7 +61,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
     env = dict(os.environ)
     env.update(
         STREAMJOBS_HOME=str(tmp_path / "home"),
-        STREAMJOBS_PORT=str(free_port()),
+        STREAMJOBS_PORT=str(free_loopback_port()),
         STREAMJOBS_DATABASE_URL=f"sqlite:///{tmp_path / 'store.db'}",
     )
     assert streamjobs(env, "admin", "bootstrap").returncode == 0

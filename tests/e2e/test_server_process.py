@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.services import free_port
+from streamjobs.launch.ports import free_loopback_port
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 STREAMJOBS = [sys.executable, "-m", "streamjobs.cli"]
@@ -27,7 +27,7 @@ def home_env(tmp_path: Path, database_url: str) -> dict[str, str]:
     env = dict(os.environ)
     env.update(
         STREAMJOBS_HOME=str(tmp_path / "home"),
-        STREAMJOBS_PORT=str(free_port()),
+        STREAMJOBS_PORT=str(free_loopback_port()),
         STREAMJOBS_DATABASE_URL=database_url,
     )
     return env

@@ -28,8 +28,8 @@ from streamjobs.launch.base import (
     NodeSize,
 )
 from streamjobs.launch.command import Toolchain
+from streamjobs.launch.ports import free_loopback_port, free_loopback_ports
 from tests.conftest import skip_or_fail
-from tests.services import free_port
 
 APPS = Path(__file__).parent / "apps"
 T = TypeVar("T")
@@ -155,7 +155,7 @@ def standalone_cluster(
     spark_home = Toolchain.installed().spark_home
     spark_class = str(spark_home / "bin" / "spark-class")
     environment = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_HOME": str(spark_home)}
-    master_port, master_web_port = free_port(), free_port()
+    master_port, master_web_port = free_loopback_ports(2)
     master_url = f"spark://127.0.0.1:{master_port}"
     processes: list[subprocess.Popen[bytes]] = []
 
@@ -187,7 +187,7 @@ def standalone_cluster(
                 "org.apache.spark.deploy.worker.Worker",
                 master_url,
                 *("--host", "127.0.0.1", "--cores", "1", "--memory", "1g"),
-                *("--work-dir", str(work_dir), "--webui-port", str(free_port())),
+                *("--work-dir", str(work_dir), "--webui-port", str(free_loopback_port())),
             )
         web_url = f"http://127.0.0.1:{master_web_port}"
         wait_until(

@@ -12,7 +12,7 @@ from typing import ClassVar
 import pytest
 from bench.http_client import Client, HttpError
 
-from streamjobs.launch.driver_process import free_loopback_port
+from streamjobs.launch.ports import free_loopback_port
 from tests.event_loops import run_apart
 
 

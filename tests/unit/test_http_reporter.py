@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from streamjobs.launch.ports import free_loopback_port
 from streamjobs.runner.reporting import HttpReporter
-from tests.services import free_port
 
 
 class Receiver(ThreadingHTTPServer):
@@ -56,7 +56,7 @@ def test_events_arrive_in_order_with_the_token(receiver: Receiver) -> None:
 
 
 def test_with_the_server_away_the_oldest_events_are_dropped_and_nothing_blocks() -> None:
-    reporter = HttpReporter(f"http://127.0.0.1:{free_port()}/events", "t", capacity=3)
+    reporter = HttpReporter(f"http://127.0.0.1:{free_loopback_port()}/events", "t", capacity=3)
     for index in range(10):
         reporter.report({"type": "progress", "timestamp": "t", "index": index})
     reporter.close(deadline_seconds=1)

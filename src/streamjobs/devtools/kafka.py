@@ -21,7 +21,6 @@ import logging
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -34,6 +33,7 @@ from confluent_kafka.admin import AdminClient
 from confluent_kafka.cimpl import NewTopic
 
 from streamjobs.devtools.maven import find_program, resolve_classpath
+from streamjobs.launch.ports import free_loopback_ports
 
 # Kafka 4.x brokers run on Java 17. 4.4.0 is out, but its kafka-tools-api jar is missing from the
 # Maven Central these machines reach; 4.3.1 resolves whole.
@@ -96,8 +96,7 @@ class KafkaBroker:
         """Resolve the jars, format the storage, start the broker and wait until it is ready."""
         java = find_program("java", install_hint="apt-get install openjdk-17-jre-headless")
         classpath = os.pathsep.join(str(jar) for jar in resolve_classpath(BROKER_COORDINATES))
-        self.port = self.port or free_port()
-        self.controller_port = free_port()
+        self.port, self.controller_port = self._listener_ports()
         self.directory = Path(tempfile.mkdtemp(prefix="streamjobs-kafka-"))
         try:
             config = self._write_config()
@@ -139,6 +138,14 @@ class KafkaBroker:
 
     def _admin(self) -> AdminClient:
         return AdminClient({"bootstrap.servers": self.bootstrap_servers}, logger=_client_log)
+
+    def _listener_ports(self) -> tuple[int, int]:
+        """The broker's port (the one given, if any) and a different one for the controller."""
+        if self.port is None:
+            broker, controller = free_loopback_ports(2)
+            return broker, controller
+        controller = next(port for port in free_loopback_ports(2) if port != self.port)
+        return self.port, controller
 
     def _write_config(self) -> Path:
         assert self.directory is not None
@@ -234,13 +241,6 @@ def server_properties(data_dir: Path, port: int, controller_port: int) -> dict[s
 def new_cluster_id() -> str:
     """A random cluster id in Kafka's format: 16 bytes, URL-safe base64 without padding."""
     return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
-
-
-def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        return int(probe.getsockname()[1])
 
 
 def terminate_process_group(process: subprocess.Popen[bytes], grace_seconds: float) -> None:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -45,18 +44,11 @@ from streamjobs.launch.command import (
     spark_submit_command,
     wrapped,
 )
+from streamjobs.launch.ports import free_loopback_port
 from streamjobs.launch.wrapper import read_exit_code
 
 START_TIME_TOLERANCE = 0.5
 """Seconds two readings of one process's start time may differ by."""
-
-
-def free_loopback_port() -> int:
-    """A TCP port on 127.0.0.1 that nobody listens on right now."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class SparkSubmitLauncher:
