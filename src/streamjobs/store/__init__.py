@@ -24,9 +24,10 @@ from streamjobs.store.catalog import (
 from streamjobs.store.connections import ConnectionRecord, ConnectionRepository
 from streamjobs.store.db import Repositories, Store, create_engine_for, migrate
 from streamjobs.store.identity import TokenRecord, TokenRepository, UserRecord, UserRepository
-from streamjobs.store.job_statements import JobFilters, TagFilter
+from streamjobs.store.job_statements import JobFilters
 from streamjobs.store.jobs import JobRecord, JobRepository
 from streamjobs.store.latest_runs import LatestRun
+from streamjobs.store.list_filters import TagFilter
 from streamjobs.store.secrets import SecretRecord, SecretRepository
 
 __all__ = [

@@ -8,14 +8,14 @@ statement costs about what running it does.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, false, or_
+from sqlalchemy import ColumnElement, bindparam, false
 
 from streamjobs.domain.states import AppState
-from streamjobs.store.job_statements import LIKE_ESCAPE, TagFilter, escape_like
+from streamjobs.store.list_filters import ListFilters, contains_search, in_bundles
 from streamjobs.store.tables import ApplicationRow
 
 
@@ -33,17 +33,13 @@ class GivenFilters:
 
 
 @dataclass(frozen=True)
-class ApplicationFilters:
-    """The applications a list keeps: those passing every filter given."""
+class ApplicationFilters(ListFilters):
+    """The applications a list keeps: those passing every filter given (``search``: any part
+    of the id or the name)."""
 
     job_name: str | None = None
     states: Iterable[AppState] | None = None
     triggered_by: str | None = None
-    tag: TagFilter | None = None
-    search: str | None = None
-    """Any part of the id or the name, ignoring case."""
-    bundles: Collection[str] | None = None
-    """Only the applications of these bundles (the ones the caller may see)."""
 
     @property
     def given(self) -> GivenFilters:
@@ -59,19 +55,13 @@ class ApplicationFilters:
 
     def values(self) -> dict[str, Any]:
         """The values to bind to the criteria of ``given``."""
-        values: dict[str, Any] = {}
+        values = super().values()
         if self.job_name is not None:
             values["job_name"] = self.job_name
         if self.states is not None:
             values["states"] = [AppState(state).value for state in self.states]
         if self.triggered_by is not None:
             values["triggered_by"] = self.triggered_by
-        if self.tag is not None and self.tag[1] is not None:
-            values["tag_value"] = self.tag[1]
-        if self.search:
-            values["search"] = escape_like(self.search)
-        if self.bundles is not None:
-            values["bundles"] = sorted(self.bundles)
         return values
 
 
@@ -79,7 +69,7 @@ def application_criteria(given: GivenFilters) -> list[ColumnElement[bool]]:
     """The WHERE criteria keeping the applications that pass every filter ``given``."""
     criteria: list[ColumnElement[bool]] = []
     if given.bundles:
-        criteria.append(ApplicationRow.bundle.in_(bindparam("bundles", expanding=True)))
+        criteria.append(in_bundles(ApplicationRow.bundle))
     if given.job_name:
         criteria.append(ApplicationRow.job_name == bindparam("job_name"))
     if given.states:
@@ -89,13 +79,7 @@ def application_criteria(given: GivenFilters) -> list[ColumnElement[bool]]:
     if given.tag_key is not None:
         criteria.append(_has_tag(given.tag_key, given.tag_value))
     if given.search:
-        search = bindparam("search")
-        criteria.append(
-            or_(
-                ApplicationRow.id.icontains(search, escape=LIKE_ESCAPE),
-                ApplicationRow.name.icontains(search, escape=LIKE_ESCAPE),
-            )
-        )
+        criteria.append(contains_search(ApplicationRow.id, ApplicationRow.name))
     return criteria
 
 

@@ -31,7 +31,7 @@ from streamjobs.store.application_filters import (
 )
 from streamjobs.store.application_history import ApplicationHistory
 from streamjobs.store.base import VersionedRepository
-from streamjobs.store.job_statements import TagFilter
+from streamjobs.store.list_filters import TagFilter
 from streamjobs.store.tables import ApplicationRow
 
 CHANGEABLE_FIELDS = frozenset(
@@ -258,7 +258,14 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         ``search`` matches any part of the id or the name, ignoring case; ``bundles``, when
         given, keeps only the applications of those bundles (the ones the caller may see).
         """
-        filters = ApplicationFilters(job_name, states, triggered_by, tag, search, bundles)
+        filters = ApplicationFilters(
+            job_name=job_name,
+            states=states,
+            triggered_by=triggered_by,
+            tag=tag,
+            search=search,
+            bundles=bundles,
+        )
         values = filters.values()
         page = _page_of(filters.given)
         rows = self._read(page, {**values, "limit": limit, "offset": offset}).all()

@@ -13,7 +13,6 @@ combination of filters is built once.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,23 +22,16 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
 from streamjobs.store.latest_runs import LATEST_RUN, LATEST_RUN_COLUMNS, is_latest_run_of
+from streamjobs.store.list_filters import ListFilters, contains_search, in_bundles
 from streamjobs.store.tables import JobRow, JobTagRow
-
-TagFilter = tuple[str, str | None]
-"""``(key, value)`` matches jobs tagged ``key: value``; ``(key, None)`` any job with that key."""
 
 
 @dataclass(frozen=True)
-class JobFilters:
-    """Which jobs a list keeps: those passing every filter given."""
+class JobFilters(ListFilters):
+    """Which jobs a list keeps: those passing every filter given (``search``: the name)."""
 
     status: str | None = None
-    tag: TagFilter | None = None
     bundle: str | None = None
-    search: str | None = None
-    """Any part of the name, ignoring case."""
-    bundles: Collection[str] | None = None
-    """Only the jobs of these bundles (the ones the caller may see)."""
 
     @property
     def given(self) -> _Given:
@@ -55,19 +47,13 @@ class JobFilters:
 
     def values(self) -> dict[str, Any]:
         """The values to bind to the statements of ``given``."""
-        values: dict[str, Any] = {}
+        values = super().values()
         if self.status is not None:
             values["status"] = self.status
         if self.bundle is not None:
             values["bundle"] = self.bundle
         if self.tag is not None:
             values["tag_key"] = self.tag[0]
-            if self.tag[1] is not None:
-                values["tag_value"] = self.tag[1]
-        if self.search:
-            values["search"] = escape_like(self.search)
-        if self.bundles is not None:
-            values["bundles"] = sorted(self.bundles)
         return values
 
 
@@ -155,13 +141,13 @@ def job_named(*, latest_run: bool) -> Select[Any]:
 def _criteria(given: _Given) -> list[ColumnElement[bool]]:
     criteria: list[ColumnElement[bool]] = []
     if given.bundles:
-        criteria.append(JobRow.bundle.in_(bindparam("bundles", expanding=True)))
+        criteria.append(in_bundles(JobRow.bundle))
     if given.status:
         criteria.append(JobRow.status == bindparam("status"))
     if given.bundle:
         criteria.append(JobRow.bundle == bindparam("bundle"))
     if given.search:
-        criteria.append(JobRow.name.icontains(bindparam("search"), escape=LIKE_ESCAPE))
+        criteria.append(contains_search(JobRow.name))
     if given.tag_key:
         tagged = select(JobTagRow.job_id).where(
             JobTagRow.job_id == JobRow.id, JobTagRow.key == bindparam("tag_key")
@@ -170,14 +156,3 @@ def _criteria(given: _Given) -> list[ColumnElement[bool]]:
             tagged = tagged.where(JobTagRow.value == bindparam("tag_value"))
         criteria.append(tagged.exists())
     return criteria
-
-
-LIKE_ESCAPE = "/"
-"""The escape character of the LIKE patterns ``escape_like`` makes."""
-
-
-def escape_like(text: str) -> str:
-    """``text`` matched literally by LIKE (escaped with ``LIKE_ESCAPE``)."""
-    for special in (LIKE_ESCAPE, "%", "_"):
-        text = text.replace(special, LIKE_ESCAPE + special)
-    return text
