@@ -6,7 +6,8 @@ callers can show the server's own words.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -21,6 +22,10 @@ USERS = "/api/v1/users"
 GROUPS = "/api/v1/groups"
 PERMISSIONS = "/api/v1/permissions"
 AUDIT = "/api/v1/audit"
+CONFLICT_ATTEMPTS = 5
+"""How often ``retry_on_conflict`` tries a read-then-write that others keep changing under it."""
+
+T = TypeVar("T")
 
 
 class ClientError(Exception):
@@ -234,16 +239,26 @@ class StreamjobsClient:
         return self._json("POST", BUNDLES, json=body)
 
     def update_bundle(
-        self, name: str, *, description: str | None, quota: dict[str, int | None]
+        self,
+        name: str,
+        *,
+        description: str | None,
+        quota: dict[str, int | None],
+        resource_version: str | None = None,
     ) -> dict[str, Any]:
-        """Set the bundle's description and every quota (a quota left out means no limit)."""
+        """Set the bundle's description and every quota (a quota left out means no limit); with
+        ``resource_version``, only if the bundle is still at it (else a 409 ``ClientError``)."""
         body = {"description": description, "quota": quota}
-        return self._json("PUT", _path(BUNDLES, name), json=body)
+        headers = _if_match(resource_version)
+        return self._json("PUT", _path(BUNDLES, name), json=body, headers=headers)
 
-    def set_bundle_grants(self, name: str, grants: list[dict[str, Any]]) -> dict[str, Any]:
+    def set_bundle_grants(
+        self, name: str, grants: list[dict[str, Any]], *, resource_version: str | None = None
+    ) -> dict[str, Any]:
         """Replace every grant of the bundle: ``[{"subject": "user:alice", "permissions":
-        ["VIEW", "RUN"]}]``."""
-        return self._json("PUT", _path(BUNDLES, name) + "/grants", json={"grants": grants})
+        ["VIEW", "RUN"]}]``; with ``resource_version``, as ``update_bundle``."""
+        path = _path(BUNDLES, name) + "/grants"
+        return self._json("PUT", path, json={"grants": grants}, headers=_if_match(resource_version))
 
     def delete_bundle(self, name: str) -> None:
         self._request("DELETE", _path(BUNDLES, name))
@@ -289,6 +304,22 @@ class StreamjobsClient:
         if response.is_success:
             return response
         raise _error_from(response)
+
+
+def retry_on_conflict(change: Callable[[], T], *, attempts: int = CONFLICT_ATTEMPTS) -> T:
+    """Run ``change`` (a read, then a write naming the version it read) again while its write
+    loses to someone else's change, as kubectl's edits do; the last 409 is raised."""
+    for _ in range(attempts - 1):
+        try:
+            return change()
+        except ClientError as error:
+            if error.status != 409:
+                raise
+    return change()
+
+
+def _if_match(resource_version: str | None) -> dict[str, str]:
+    return {} if resource_version is None else {"If-Match": f'"{resource_version}"'}
 
 
 def _path(collection: str, name: str) -> str:

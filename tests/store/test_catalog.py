@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from streamjobs.domain.clock import FakeClock
-from streamjobs.domain.errors import AlreadyExists, NotFound
+from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound
+from streamjobs.domain.quotas import Quota
 from streamjobs.store import NodeTypeRecord, Store
 
 
@@ -38,3 +39,38 @@ def test_a_taken_bundle_name_is_refused(store: Store, clock: FakeClock) -> None:
         store.transaction() as repos,
     ):
         repos.bundles.add("default", clock.now())
+
+
+def test_a_bundle_changes_only_from_the_version_it_is_at(store: Store, clock: FakeClock) -> None:
+    with store.transaction() as repos:
+        assert repos.bundles.add("payments", clock.now()).version == 1
+        repos.bundles.update("payments", description="Payments", quota=Quota(max_cores=4))
+        repos.bundles.bump("payments", expected_version=2)
+    with store.transaction() as repos:
+        assert repos.bundles.get("payments").version == 3
+    for stale in (
+        lambda repos: repos.bundles.update(
+            "payments", description="lost", quota=Quota(), expected_version=2
+        ),
+        lambda repos: repos.bundles.bump("payments", expected_version=1),
+        lambda repos: repos.bundles.delete("payments", expected_version=2),
+    ):
+        with (
+            pytest.raises(Conflict, match="changed by someone else"),
+            store.transaction() as repos,
+        ):
+            stale(repos)
+    with store.transaction() as repos:
+        kept = repos.bundles.get("payments")
+        assert (kept.description, kept.quota, kept.version) == ("Payments", Quota(max_cores=4), 3)
+        repos.bundles.delete("payments", expected_version=3)
+    for gone in (
+        lambda repos: repos.bundles.update("payments", description=None, quota=Quota()),
+        lambda repos: repos.bundles.bump("payments"),
+        lambda repos: repos.bundles.delete("payments", expected_version=3),
+    ):
+        with (
+            pytest.raises(NotFound, match="resource bundle 'payments'"),
+            store.transaction() as repos,
+        ):
+            gone(repos)

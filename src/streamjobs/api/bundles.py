@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request, Response
+from fastapi import APIRouter, Depends, Header, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from streamjobs.api.auth import require_actor, services_of
-from streamjobs.api.conventions import location
+from streamjobs.api.conventions import etag, expected_version, location
 from streamjobs.domain.access import Actor, BundleGrant, Permission, Subject
 from streamjobs.domain.quotas import Quota
 from streamjobs.services.bundles import BundleView
@@ -65,6 +65,12 @@ def list_bundles(request: Request, actor: Actor = Depends(require_actor)) -> dic
     return {"items": [bundle_document(view) for view in views], "total": len(views)}
 
 
+IF_MATCH = Header(
+    None,
+    description="Only if the bundle is at this version (its ETag): its quotas and grants alike.",
+)
+
+
 @router.post(BUNDLES, status_code=201, summary="Create a resource bundle")
 def create_bundle(
     body: NewBundle, request: Request, response: Response, actor: Actor = Depends(require_actor)
@@ -73,42 +79,66 @@ def create_bundle(
         body.name, actor=actor, description=body.description, quota=body.quota.quota()
     )
     response.headers["Location"] = location(BUNDLES, body.name)
-    return bundle_document(view)
+    return versioned_document(view, response)
 
 
 @router.get(BUNDLES + "/{name}", summary="A bundle: quotas, what is in use, grants")
 def get_bundle(
-    name: str, request: Request, actor: Actor = Depends(require_actor)
+    name: str, request: Request, response: Response, actor: Actor = Depends(require_actor)
 ) -> dict[str, Any]:
-    return bundle_document(services_of(request).bundles.get(name, actor=actor))
+    return versioned_document(services_of(request).bundles.get(name, actor=actor), response)
 
 
 @router.put(BUNDLES + "/{name}", summary="Set a bundle's description and quotas")
 def update_bundle(
-    name: str, body: BundleChange, request: Request, actor: Actor = Depends(require_actor)
+    name: str,
+    body: BundleChange,
+    request: Request,
+    response: Response,
+    if_match: str | None = IF_MATCH,
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     view = services_of(request).bundles.update(
-        name, actor=actor, description=body.description, quota=body.quota.quota()
+        name,
+        actor=actor,
+        description=body.description,
+        quota=body.quota.quota(),
+        expected_version=expected_version(if_match),
     )
-    return bundle_document(view)
+    return versioned_document(view, response)
 
 
 @router.delete(BUNDLES + "/{name}", status_code=204, summary="Delete an empty bundle")
-def delete_bundle(name: str, request: Request, actor: Actor = Depends(require_actor)) -> Response:
-    services_of(request).bundles.delete(name, actor=actor)
+def delete_bundle(
+    name: str,
+    request: Request,
+    if_match: str | None = IF_MATCH,
+    actor: Actor = Depends(require_actor),
+) -> Response:
+    services_of(request).bundles.delete(
+        name, actor=actor, expected_version=expected_version(if_match)
+    )
     return Response(status_code=204)
 
 
 @router.put(BUNDLES + "/{name}/grants", summary="Replace every permission grant of a bundle")
 def set_grants(
-    name: str, body: Grants, request: Request, actor: Actor = Depends(require_actor)
+    name: str,
+    body: Grants,
+    request: Request,
+    response: Response,
+    if_match: str | None = IF_MATCH,
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     grants = [
         BundleGrant(name, Subject.parse(grant.subject, path=f"body.grants[{index}].subject"), p)
         for index, grant in enumerate(body.grants)
         for p in grant.permissions
     ]
-    return bundle_document(services_of(request).bundles.set_grants(name, grants, actor=actor))
+    view = services_of(request).bundles.set_grants(
+        name, grants, actor=actor, expected_version=expected_version(if_match)
+    )
+    return versioned_document(view, response)
 
 
 @router.get(NODE_TYPES, summary="Node types: the sizes of drivers and executors")
@@ -142,6 +172,12 @@ def delete_node_type(
     return Response(status_code=204)
 
 
+def versioned_document(view: BundleView, response: Response) -> dict[str, Any]:
+    """The bundle's document, its version in the ``ETag`` header too."""
+    response.headers["ETag"] = etag(view.bundle.version)
+    return bundle_document(view)
+
+
 def bundle_document(view: BundleView) -> dict[str, Any]:
     quota = view.bundle.quota
     by_subject: dict[str, list[str]] = {}
@@ -151,6 +187,7 @@ def bundle_document(view: BundleView) -> dict[str, Any]:
         "name": view.bundle.name,
         "description": view.bundle.description,
         "createdAt": view.bundle.created_at.isoformat(),
+        "resourceVersion": str(view.bundle.version),
         "quota": {
             "maxRunningApplications": quota.max_running_applications,
             "maxCores": quota.max_cores,

@@ -25,7 +25,7 @@ from rich.table import Table
 
 from streamjobs.cli.failures import EXIT_INVALID_INPUT, fail, reported_failures
 from streamjobs.cli.output import OutputFormat, console, new_table, print_document, when
-from streamjobs.client import StreamjobsClient
+from streamjobs.client import StreamjobsClient, retry_on_conflict
 from streamjobs.domain.access import DomainPermission, Permission, Subject
 
 ClientFactory = Callable[[typer.Context], StreamjobsClient]
@@ -230,28 +230,35 @@ def _apply(client: StreamjobsClient, change: Change, *, granted: bool) -> str:
 
 
 def _change_bundle_grants(client: StreamjobsClient, change: Change, *, granted: bool) -> str:
-    """Read the bundle's grants, add or take away the permissions, and put them back."""
-    assert change.bundle is not None
-    where = f"bundle/{change.bundle}"
-    grants = {
-        g["subject"]: set(g["permissions"]) for g in client.get_bundle(change.bundle)["grants"]
-    }
-    held = grants.setdefault(change.subject, set())
+    """Read the bundle's grants, add or take away the permissions, and put them back (again,
+    from a fresh read, if someone else changed the bundle in between)."""
+    name = change.bundle
+    assert name is not None
+    where = f"bundle/{name}"
     asked = set(change.permissions)
-    changing = asked - held if granted else asked & held
+
+    def change_grants() -> tuple[set[str], set[str]]:
+        bundle = client.get_bundle(name)
+        grants = {g["subject"]: set(g["permissions"]) for g in bundle["grants"]}
+        held = grants.setdefault(change.subject, set())
+        changing = asked - held if granted else asked & held
+        if changing:
+            if granted:
+                held.update(changing)
+            else:
+                held.difference_update(changing)
+            body = [
+                {"subject": subject, "permissions": sorted(permissions)}
+                for subject, permissions in sorted(grants.items())
+                if permissions
+            ]
+            client.set_bundle_grants(name, body, resource_version=bundle["resourceVersion"])
+        return changing, held
+
+    changing, held = retry_on_conflict(change_grants)
     if not changing:
         state = "already holds" if granted else "holds none of"
         return f"{change.subject} {state} {', '.join(change.permissions)} on {where}; unchanged"
-    if granted:
-        held |= changing
-    else:
-        held -= changing
-    body = [
-        {"subject": subject, "permissions": sorted(permissions)}
-        for subject, permissions in sorted(grants.items())
-        if permissions
-    ]
-    client.set_bundle_grants(change.bundle, body)
     listed = ", ".join(p for p in change.permissions if p in changing)
     if granted:
         return f"granted {listed} on {where} to {change.subject}"

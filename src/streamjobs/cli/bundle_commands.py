@@ -23,7 +23,7 @@ from streamjobs.cli.output import (
     print_one,
     when,
 )
-from streamjobs.client import StreamjobsClient
+from streamjobs.client import StreamjobsClient, retry_on_conflict
 
 ClientFactory = Callable[[typer.Context], StreamjobsClient]
 
@@ -134,10 +134,18 @@ def register(
                 "give at least one of --max-running-applications, --max-cores, --max-memory-mb",
                 code=EXIT_INVALID_INPUT,
             )
-        with client_for(ctx) as client, reported_failures():
+
+        def change_quota() -> dict[str, Any]:
             current = client.get_bundle(bundle)
-            quota = {**current["quota"], **changes}
-            updated = client.update_bundle(bundle, description=current["description"], quota=quota)
+            return client.update_bundle(
+                bundle,
+                description=current["description"],
+                quota={**current["quota"], **changes},
+                resource_version=current["resourceVersion"],
+            )
+
+        with client_for(ctx) as client, reported_failures():
+            updated = retry_on_conflict(change_quota)
         console().print(f"bundle/{bundle} quota set: {_quota_summary(updated['quota'])}")
 
     @create_app.command("node-type")

@@ -80,20 +80,30 @@ class BundleService:
         return self.get(name, actor=actor)
 
     def update(
-        self, name: str, *, actor: Actor, description: str | None, quota: Quota
+        self,
+        name: str,
+        *,
+        actor: Actor,
+        description: str | None,
+        quota: Quota,
+        expected_version: int | None = None,
     ) -> BundleView:
         """Set the bundle's description and quotas (lowering a quota stops nothing running;
-        it refuses the next Run that would not fit)."""
+        it refuses the next Run that would not fit). With ``expected_version``, only if the
+        bundle is still at that version: ``Conflict`` if someone changed it since."""
         require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
         if errors := quota_errors(quota):
             raise InvalidInput(errors)
         with self._store.transaction() as repos:
-            repos.bundles.update(name, description=description, quota=quota)
+            repos.bundles.update(
+                name, description=description, quota=quota, expected_version=expected_version
+            )
             self._audit(repos, actor, "bundle.configured", name, _quota_detail(quota))
         return self.get(name, actor=actor)
 
-    def delete(self, name: str, *, actor: Actor) -> None:
-        """Delete an empty bundle (its grants and secrets go with it)."""
+    def delete(self, name: str, *, actor: Actor, expected_version: int | None = None) -> None:
+        """Delete an empty bundle (its grants and secrets go with it); with
+        ``expected_version``, only if it is still at that version."""
         require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
         with self._store.transaction() as repos:
             repos.bundles.get(name)
@@ -102,14 +112,23 @@ class BundleService:
                 raise Conflict(
                     f"resource bundle {name!r} still holds {jobs} job(s); move or delete them first"
                 )
-            repos.bundles.delete(name)
+            repos.bundles.delete(name, expected_version=expected_version)
             self._audit(repos, actor, "bundle.deleted", name, {})
 
-    def set_grants(self, name: str, grants: Collection[BundleGrant], *, actor: Actor) -> BundleView:
-        """Replace every grant of the bundle; each subject must exist."""
+    def set_grants(
+        self,
+        name: str,
+        grants: Collection[BundleGrant],
+        *,
+        actor: Actor,
+        expected_version: int | None = None,
+    ) -> BundleView:
+        """Replace every grant of the bundle; each subject must exist. The grants are part of
+        the bundle's version, like its quotas: with ``expected_version``, only if the bundle is
+        still at it."""
         require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
         with self._store.transaction() as repos:
-            repos.bundles.get(name)
+            repos.bundles.bump(name, expected_version=expected_version)
             for index, grant in enumerate(grants):
                 if grant.bundle != name:
                     raise InvalidInput(

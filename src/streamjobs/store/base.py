@@ -12,12 +12,29 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar, cast
 
-from sqlalchemy import CursorResult, Delete, Executable, Result, Update, delete, select, update
+from sqlalchemy import (
+    ColumnElement,
+    CursorResult,
+    Delete,
+    Executable,
+    Result,
+    Update,
+    delete,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound
-from streamjobs.store.tables import ApplicationRow, Base, ConnectionRow, JobRow, SecretRow
+from streamjobs.store.tables import (
+    ApplicationRow,
+    Base,
+    ConnectionRow,
+    JobRow,
+    ResourceBundleRow,
+    SecretRow,
+)
 
 
 class Repository:
@@ -66,14 +83,26 @@ class Repository:
 class VersionedRepository(Repository):
     """A repository of rows that carry a ``version``, changed with optimistic concurrency.
 
-    A change names the version it was based on and is written with ``UPDATE … WHERE id = ? AND
+    A change names the version it was based on and is written with ``UPDATE … WHERE key = ? AND
     version = ?`` (or the same ``DELETE``), so of two concurrent changes exactly one lands and the
-    other gets a ``Conflict``; nothing of the loser is written.
+    other gets a ``Conflict``; nothing of the loser is written. The key is the table's primary
+    key: an id, or a bundle's name.
     """
 
-    _table: ClassVar[type[JobRow] | type[ConnectionRow] | type[ApplicationRow] | type[SecretRow]]
+    _table: ClassVar[
+        type[JobRow]
+        | type[ConnectionRow]
+        | type[ApplicationRow]
+        | type[SecretRow]
+        | type[ResourceBundleRow]
+    ]
     _kind: ClassVar[str]
     """What the rows are called in messages: "job", "connection"."""
+
+    @property
+    def _key(self) -> ColumnElement[str]:
+        key: ColumnElement[str] = self._table.__mapper__.primary_key[0]
+        return key
 
     def _update_versioned(
         self, record_id: str, name: str, *, expected_version: int, **values: Any
@@ -82,7 +111,7 @@ class VersionedRepository(Repository):
         table = self._table
         statement = (
             update(table)
-            .where(table.id == record_id, table.version == expected_version)
+            .where(self._key == record_id, table.version == expected_version)
             .values(version=expected_version + 1, **values)
         )
         if not self._rows_changed(statement):
@@ -91,7 +120,7 @@ class VersionedRepository(Repository):
     def _delete_versioned(self, record_id: str, name: str, expected_version: int | None) -> None:
         """Delete the row; with ``expected_version``, only if it is still at that version."""
         table = self._table
-        statement = delete(table).where(table.id == record_id)
+        statement = delete(table).where(self._key == record_id)
         if expected_version is not None:
             statement = statement.where(table.version == expected_version)
         if not self._rows_changed(statement):
@@ -101,9 +130,7 @@ class VersionedRepository(Repository):
         self, record_id: str, name: str, expected_version: int | None
     ) -> NotFound | Conflict:
         """Why a change matched no row: it was deleted, or someone else changed it first."""
-        current = self._session.scalar(
-            select(self._table.version).where(self._table.id == record_id)
-        )
+        current = self._session.scalar(select(self._table.version).where(self._key == record_id))
         if current is None:
             return NotFound(self._kind, name)
         return Conflict(

@@ -15,7 +15,7 @@ from sqlalchemy import bindparam, delete, select, update
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.domain.quotas import NodeSize, Quota
-from streamjobs.store.base import Repository
+from streamjobs.store.base import Repository, VersionedRepository
 from streamjobs.store.tables import NodeTypeRow, ResourceBundleRow
 
 
@@ -36,6 +36,8 @@ class BundleRecord:
     created_at: datetime
     description: str | None = None
     quota: Quota = field(default_factory=Quota)
+    version: int = 1
+    """Bumped by every change of the description, the quotas or the grants."""
 
 
 _NODE_TYPE = select(NodeTypeRow.name, NodeTypeRow.cores, NodeTypeRow.memory_mb).where(
@@ -86,8 +88,11 @@ class NodeTypeRepository(Repository):
         return None if row is None else NodeTypeRecord(row.name, row.cores, row.memory_mb)
 
 
-class BundleRepository(Repository):
-    """Adds and reads resource bundles."""
+class BundleRepository(VersionedRepository):
+    """Adds, changes, reads and deletes resource bundles."""
+
+    _table = ResourceBundleRow
+    _kind = "resource bundle"
 
     def list(self) -> builtins.list[BundleRecord]:
         """Every bundle, by name."""
@@ -110,19 +115,45 @@ class BundleRepository(Repository):
         """Store a new bundle; ``AlreadyExists`` if the name is taken."""
         if self.exists(name):
             raise AlreadyExists("resource bundle", name)
-        row = ResourceBundleRow(name=name, created_at=at, description=description)
-        _set_quota(row, quota)
+        row = ResourceBundleRow(
+            name=name, created_at=at, description=description, **_quota_columns(quota)
+        )
         self._insert_unique(row, kind="resource bundle", name=name)
         return _bundle_record(row)
 
-    def update(self, name: str, *, description: str | None, quota: Quota) -> BundleRecord:
-        row = self._session.get(ResourceBundleRow, name)
-        if row is None:
+    def update(
+        self,
+        name: str,
+        *,
+        description: str | None,
+        quota: Quota,
+        expected_version: int | None = None,
+    ) -> None:
+        """Set the description and quotas and bump the version; with ``expected_version``, only
+        if the bundle is still at it (``Conflict`` if not, ``NotFound`` if it is gone)."""
+        self._update_versioned(
+            name,
+            name,
+            expected_version=self._version_to_change(name, expected_version),
+            description=description,
+            **_quota_columns(quota),
+        )
+
+    def bump(self, name: str, *, expected_version: int | None = None) -> None:
+        """Bump the version for a change kept elsewhere (its grants), like ``update``."""
+        self._update_versioned(
+            name, name, expected_version=self._version_to_change(name, expected_version)
+        )
+
+    def _version_to_change(self, name: str, expected_version: int | None) -> int:
+        if expected_version is not None:
+            return expected_version
+        version = self._session.scalar(
+            select(ResourceBundleRow.version).where(ResourceBundleRow.name == name)
+        )
+        if version is None:
             raise NotFound("resource bundle", name)
-        row.description = description
-        _set_quota(row, quota)
-        self._session.flush()
-        return _bundle_record(row)
+        return version
 
     def lock(self, name: str) -> None:
         """Hold the bundle's row for this transaction, so quota checks of concurrent Runs take
@@ -135,19 +166,21 @@ class BundleRepository(Repository):
         if not self._rows_changed(statement):
             raise NotFound("resource bundle", name)
 
-    def delete(self, name: str) -> None:
-        if not self._rows_changed(delete(ResourceBundleRow).where(ResourceBundleRow.name == name)):
-            raise NotFound("resource bundle", name)
+    def delete(self, name: str, *, expected_version: int | None = None) -> None:
+        """Delete the bundle; with ``expected_version``, only if it is still at that version."""
+        self._delete_versioned(name, name, expected_version)
 
 
 def _node_type_record(row: NodeTypeRow) -> NodeTypeRecord:
     return NodeTypeRecord(name=row.name, cores=row.cores, memory_mb=row.memory_mb)
 
 
-def _set_quota(row: ResourceBundleRow, quota: Quota) -> None:
-    row.max_running_applications = quota.max_running_applications
-    row.max_cores = quota.max_cores
-    row.max_memory_mb = quota.max_memory_mb
+def _quota_columns(quota: Quota) -> dict[str, int | None]:
+    return {
+        "max_running_applications": quota.max_running_applications,
+        "max_cores": quota.max_cores,
+        "max_memory_mb": quota.max_memory_mb,
+    }
 
 
 def _bundle_record(row: ResourceBundleRow) -> BundleRecord:
@@ -160,4 +193,5 @@ def _bundle_record(row: ResourceBundleRow) -> BundleRecord:
             max_cores=row.max_cores,
             max_memory_mb=row.max_memory_mb,
         ),
+        version=row.version,
     )

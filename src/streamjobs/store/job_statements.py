@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import JSON, ColumnElement, ScalarSelect, Select, bindparam, func, select
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
@@ -91,7 +92,7 @@ def _tag_object_on_sqlite(element: TagObject, compiler: SQLCompiler, **kw: Any) 
     return f"json_group_object({compiler.process(element.clauses, **kw)})"
 
 
-def tags_of(job_id: ColumnElement[str]) -> ScalarSelect[Any]:
+def tags_of(job_id: ColumnElement[Any] | QueryableAttribute[str]) -> ScalarSelect[Any]:
     """The tags of the job whose id is ``job_id``, as one JSON object (NULL if it has none)."""
     return (
         select(TagObject(JobTagRow.key, JobTagRow.value))
@@ -113,7 +114,11 @@ def jobs_page(given: _Given, *, latest_run: bool) -> Select[Any]:
     chosen = select(JobRow.__table__).where(*criteria).order_by(JobRow.name)
     page = chosen.limit(bindparam("limit")).offset(bindparam("offset")).subquery("page")
     counted = select(func.count()).select_from(JobRow).where(*criteria).scalar_subquery()
-    statement = select(page, tags_of(page.c.id).label("tags"), counted.label("total"))
+    statement: Select[Any] = select(
+        page,
+        tags_of(page.c.id).label("tags"),
+        counted.label("total"),
+    )
     if latest_run:
         statement = statement.add_columns(*LATEST_RUN_COLUMNS).outerjoin(
             LATEST_RUN, is_latest_run_of(page.c.name)

@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Label, Row, select
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import QueryableAttribute, aliased
 
 from streamjobs.domain.states import AppState
 from streamjobs.store.tables import ApplicationRow
@@ -46,7 +46,7 @@ LATEST_RUN_COLUMNS: tuple[Label[Any], ...] = (
 """The columns a ``LatestRun`` is made of, labelled apart from the job's own."""
 
 
-def is_latest_run_of(job_name: ColumnElement[str]) -> ColumnElement[bool]:
+def is_latest_run_of(job_name: ColumnElement[Any] | QueryableAttribute[str]) -> ColumnElement[bool]:
     """The condition joining ``LATEST_RUN`` to the job named by ``job_name`` (its newest run)."""
     runs = aliased(ApplicationRow, name="runs")
     newest = (

@@ -11,7 +11,8 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, or_
+from sqlalchemy import BindParameter, ColumnElement, bindparam, or_
+from sqlalchemy.orm import QueryableAttribute
 
 TagFilter = tuple[str, str | None]
 """``(key, value)`` keeps what is tagged ``key: value``; ``(key, None)`` what has that key."""
@@ -42,14 +43,14 @@ class ListFilters:
         return values
 
 
-def in_bundles(bundle: ColumnElement[str]) -> ColumnElement[bool]:
+def in_bundles(bundle: QueryableAttribute[str]) -> ColumnElement[bool]:
     """The criterion of ``ListFilters.bundles``."""
     return bundle.in_(bindparam("bundles", expanding=True))
 
 
-def contains_search(*texts: ColumnElement[str]) -> ColumnElement[bool]:
+def contains_search(*texts: QueryableAttribute[str]) -> ColumnElement[bool]:
     """The criterion of ``ListFilters.search``: any of ``texts`` contains it."""
-    search = bindparam("search")
+    search: BindParameter[str] = bindparam("search")
     return or_(*(text.icontains(search, escape=LIKE_ESCAPE) for text in texts))
 
 

@@ -212,6 +212,8 @@ class ResourceBundleRow(Base):
     max_running_applications: Mapped[int | None]
     max_cores: Mapped[int | None]
     max_memory_mb: Mapped[int | None]
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
+    """Bumped by every change of the description, the quotas or the grants."""
 
 
 class SecretRow(Base):

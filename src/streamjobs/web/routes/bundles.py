@@ -115,10 +115,11 @@ def configure_bundle(
     max_running_applications: Annotated[str, Form(alias="maxRunningApplications")] = "",
     max_cores: Annotated[str, Form(alias="maxCores")] = "",
     max_memory_mb: Annotated[str, Form(alias="maxMemoryMb")] = "",
+    version: Annotated[str, Form()] = "",
     csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    """Set the bundle's description and quotas."""
+    """Set the bundle's description and quotas, if it is still at the version the page showed."""
     check_csrf(request, page_session(request), csrf)
     values = {"description": description}
     values |= dict(
@@ -126,11 +127,17 @@ def configure_bundle(
     )
     try:
         services_of(request).bundles.update(
-            name, actor=actor, description=description.strip() or None, quota=_quota(values)
+            name,
+            actor=actor,
+            description=description.strip() or None,
+            quota=_quota(values),
+            expected_version=_shown_version(version),
         )
     except InvalidInput as error:
         sent_back = failed("quota", values, _form_paths(error.errors), BUNDLE_FIELDS)
         return _bundle_page(request, name, actor, failed=sent_back, status_code=422)
+    except Conflict:
+        return _changed_meanwhile(request, name, actor)
     return back_to(f"{BUNDLES_PAGE}/{name}", done="configured", name=name)
 
 
@@ -142,18 +149,23 @@ def set_grants(
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Replace every grant of the bundle with the rows of the form (a row without any
-    permission ticked is no grant)."""
+    permission ticked is no grant), if it is still at the version the page showed."""
     check_csrf(request, page_session(request), _first(fields, "csrf"))
     rows = _grant_rows(fields)
     owners: list[int] = []
     try:
         grants, owners = _grants(name, rows)
-        services_of(request).bundles.set_grants(name, grants, actor=actor)
+        expected_version = _shown_version(_first(fields, "version"))
+        services_of(request).bundles.set_grants(
+            name, grants, actor=actor, expected_version=expected_version
+        )
     except InvalidInput as error:
         sent_back = Failed(form="grants", errors=_row_errors(error.errors, owners))
         return _bundle_page(
             request, name, actor, failed=sent_back, grant_rows=rows, status_code=422
         )
+    except Conflict:
+        return _changed_meanwhile(request, name, actor)
     return back_to(f"{BUNDLES_PAGE}/{name}", "grants", done="granted", name=name)
 
 
@@ -161,15 +173,36 @@ def set_grants(
 def delete_bundle(
     request: Request,
     name: str,
+    version: Annotated[str, Form()] = "",
     csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     check_csrf(request, page_session(request), csrf)
     try:
-        services_of(request).bundles.delete(name, actor=actor)
+        services_of(request).bundles.delete(
+            name, actor=actor, expected_version=_shown_version(version)
+        )
     except Conflict as error:
         return _bundle_page(request, name, actor, error=error.detail, status_code=409)
     return back_to(BUNDLES_PAGE, done="deleted", name=name)
+
+
+def _shown_version(text: str) -> int | None:
+    """The version of the bundle the page showed (a form from before versions: none)."""
+    if not text.strip():
+        return None
+    if not text.strip().isdigit():
+        raise InvalidInput([FieldError("version", f"must be a whole number, not {text!r}")])
+    return int(text)
+
+
+def _changed_meanwhile(request: Request, name: str, actor: Actor) -> Response:
+    """The page as the bundle is now, saying why nothing was saved."""
+    error = (
+        f"“{name}” was changed by someone else after you opened this page, so nothing was "
+        "saved. The page now shows their change; make yours again."
+    )
+    return _bundle_page(request, name, actor, error=error, status_code=409)
 
 
 def _quota(values: dict[str, str]) -> Quota:
@@ -320,6 +353,7 @@ def _bundle_row(view: BundleView) -> dict[str, Any]:
     use = view.in_use
     return {
         "name": view.bundle.name,
+        "version": view.bundle.version,
         "description": view.bundle.description or "",
         "jobs": view.jobs,
         "held": sorted(str(p) for p in view.held),

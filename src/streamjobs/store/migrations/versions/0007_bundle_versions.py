@@ -1,0 +1,29 @@
+"""Resource bundles carry a version, so two people changing one bundle's quotas or grants at
+once cannot overwrite each other unseen.
+
+Revision ID: 0007
+Revises: 0006
+Create Date: 2026-11-24
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0007"
+down_revision: str | Sequence[str] | None = "0006"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+
+def upgrade() -> None:
+    with op.batch_alter_table("resource_bundles") as bundles:
+        bundles.add_column(sa.Column("version", sa.Integer(), server_default="1", nullable=False))
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("resource_bundles") as bundles:
+        bundles.drop_column("version")
