@@ -77,6 +77,10 @@ class Conflict(StreamjobsError):
     title = "Conflict"
 
 
+class StaleVersion(Conflict):
+    """A versioned change was based on a version that another change has since replaced."""
+
+
 class Unauthenticated(StreamjobsError):
     """No valid credentials came with the request."""
 

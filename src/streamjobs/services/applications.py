@@ -19,7 +19,7 @@ from streamjobs.domain.quotas import Demand, application_demand, check_quota
 from streamjobs.domain.spec import parse_manifest, resolved_template
 from streamjobs.domain.states import LIVE_STATES, AppEvent, AppState
 from streamjobs.services.access import require_job, visible_to
-from streamjobs.services.application_state import move
+from streamjobs.services.application_state import move, on_fresh_reads
 from streamjobs.services.resources import Page, audit, check_page
 from streamjobs.store import (
     ApplicationEventRecord,
@@ -96,6 +96,9 @@ class ApplicationService:
 
     def resume(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
         """Start a suspended application again from its checkpoint, with the job as it is now."""
+        return on_fresh_reads(lambda: self._resume(job_name, actor=actor))
+
+    def _resume(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
         now = self._clock.now()
         with self._store.transaction() as repos:
             job = repos.jobs.get(job_name)
@@ -123,6 +126,9 @@ class ApplicationService:
 
     def abort(self, application_id: str, *, actor: Actor) -> ApplicationRecord:
         """Abort an application: SIGTERM to its driver, SIGKILL after the grace period."""
+        return on_fresh_reads(lambda: self._abort(application_id, actor=actor))
+
+    def _abort(self, application_id: str, *, actor: Actor) -> ApplicationRecord:
         with self._store.transaction() as repos:
             application = repos.applications.get(application_id)
             require_job(repos, actor, application.job_name, application.bundle, JobAction.ABORT)
@@ -190,6 +196,11 @@ class ApplicationService:
         return resolved_template(job, checkpoint_root=self._checkpoint_root)
 
     def _request(
+        self, job_name: str, event: AppEvent, request: str, *, actor: Actor
+    ) -> ApplicationRecord:
+        return on_fresh_reads(lambda: self._request_once(job_name, event, request, actor=actor))
+
+    def _request_once(
         self, job_name: str, event: AppEvent, request: str, *, actor: Actor
     ) -> ApplicationRecord:
         with self._store.transaction() as repos:

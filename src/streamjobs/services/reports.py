@@ -15,7 +15,7 @@ from typing import Any
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import FieldError, InvalidInput, Unauthenticated
 from streamjobs.domain.progress import application_figures, figures_of
-from streamjobs.services.application_state import move
+from streamjobs.services.application_state import move, on_fresh_reads
 from streamjobs.services.identity import token_digest
 from streamjobs.store import ApplicationRecord
 from streamjobs.store.db import Store
@@ -34,6 +34,9 @@ class ReportService:
     def receive(self, application_id: str, token: str, events: Sequence[Any]) -> int:
         """Store ``events`` from the driver of ``application_id``; how many were new."""
         _check_events(events)
+        return on_fresh_reads(lambda: self._receive(application_id, token, events))
+
+    def _receive(self, application_id: str, token: str, events: Sequence[Any]) -> int:
         now = self._clock.now()
         with self._store.transaction() as repos:
             application = repos.applications.find(application_id)

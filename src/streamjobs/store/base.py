@@ -4,7 +4,7 @@ A repository is bound to one SQLAlchemy session, so all repositories handed out 
 ``Store.transaction()`` write in the same transaction. Writes that can lose a race end in one of
 two ways, and both are turned into streamjobs errors here: an insert that hits a unique
 constraint (``AlreadyExists``) and a versioned update or delete that matches no row (``NotFound``
-if the row is gone, ``Conflict`` if someone else changed it first).
+if the row is gone, ``StaleVersion`` if someone else changed it first).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound
+from streamjobs.domain.errors import AlreadyExists, NotFound, StaleVersion
 from streamjobs.store.tables import (
     ApplicationRow,
     Base,
@@ -85,8 +85,8 @@ class VersionedRepository(Repository):
 
     A change names the version it was based on and is written with ``UPDATE … WHERE key = ? AND
     version = ?`` (or the same ``DELETE``), so of two concurrent changes exactly one lands and the
-    other gets a ``Conflict``; nothing of the loser is written. The key is the table's primary
-    key: an id, or a bundle's name.
+    other gets a ``StaleVersion`` (a ``Conflict``); nothing of the loser is written. The key is
+    the table's primary key: an id, or a bundle's name.
     """
 
     _table: ClassVar[
@@ -128,12 +128,12 @@ class VersionedRepository(Repository):
 
     def _lost_race(
         self, record_id: str, name: str, expected_version: int | None
-    ) -> NotFound | Conflict:
+    ) -> NotFound | StaleVersion:
         """Why a change matched no row: it was deleted, or someone else changed it first."""
         current = self._session.scalar(select(self._table.version).where(self._key == record_id))
         if current is None:
             return NotFound(self._kind, name)
-        return Conflict(
+        return StaleVersion(
             f"{self._kind} {name!r} was changed by someone else: the change was based on version "
             f"{expected_version}, but the {self._kind} is now at version {current}; read it "
             "again and retry"
