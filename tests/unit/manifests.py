@@ -12,7 +12,16 @@ from tests.factories import DELETE, changed, jvm_manifest, pipeline_manifest, py
 
 __all__ = [
     "DELETE",
+    "EXACTLY_ONCE",
+    "INPUT",
+    "KAFKA_JSON_INPUT",
+    "OUTPUT",
+    "PIPELINE",
+    "STEP",
+    "STREAMING",
+    "Changes",
     "assert_error",
+    "broken",
     "changed",
     "errors_of",
     "jvm_manifest",
@@ -20,6 +29,25 @@ __all__ = [
     "pipeline_manifest",
     "python_manifest",
 ]
+
+PIPELINE = pipeline_manifest()
+INPUT = "spec.pipeline.inputs[0]"
+STEP = "spec.pipeline.steps[0].sequence[0]"
+OUTPUT = "spec.pipeline.outputs[0]"
+STREAMING = "spec.pipeline.streaming"
+KAFKA_JSON_INPUT = {
+    "name": "orders",
+    "dataset": "kafka-main:orders",
+    "format": "kafkajson",
+    "schema": "id BIGINT, ts TIMESTAMP",
+}
+EXACTLY_ONCE = ("spec.processing.guarantee", "EXACTLY_ONCE")
+Changes = list[tuple[str, Any]]
+
+
+def broken(base: dict[str, Any], changes: Changes, path: str, message_part: str, case: str) -> Any:
+    """A rule-table row: ``base`` with ``changes`` fails at ``path``, saying ``message_part``."""
+    return pytest.param(changed(base, *changes), path, message_part, id=case)
 
 
 def parse(manifest: Any, checkpoint_root: str | None = None) -> StreamingJob:
