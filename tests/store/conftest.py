@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any, Protocol
 
 import pytest
@@ -10,7 +11,8 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import DeclarativeBase
 
 from streamjobs.domain.clock import FakeClock
-from streamjobs.store import JobRecord, Store, create_engine_for, migrate
+from streamjobs.domain.states import AppState
+from streamjobs.store import ApplicationRecord, JobRecord, Store, create_engine_for, migrate
 
 
 @pytest.fixture
@@ -88,3 +90,47 @@ def count_rows(engine: Engine) -> CountRows:
             return connection.scalar(select(func.count()).select_from(table)) or 0
 
     return count
+
+
+SPEC = {"metadata": {"name": "orders"}, "spec": {"pipeline": {"inputs": [{"name": "in"}]}}}
+
+
+class AddApplication(Protocol):
+    def __call__(self, job_name: str, **overrides: Any) -> ApplicationRecord: ...
+
+
+@pytest.fixture
+def add_application(store: Store, clock: FakeClock) -> AddApplication:
+    """Store an application of ``job_name`` in a transaction of its own; keywords override."""
+
+    def add(job_name: str, **overrides: Any) -> ApplicationRecord:
+        fields: dict[str, Any] = {
+            "job_name": job_name,
+            "namespace": "default",
+            "bundle": "default",
+            "tags": {},
+            "spec": SPEC,
+            "state": AppState.STARTING,
+            "triggered_by": "alice",
+            "run_as": "alice",
+            "at": clock.now(),
+        }
+        with store.transaction() as repos:
+            return repos.applications.add(**(fields | overrides))
+
+    return add
+
+
+def change(
+    store: Store, application: ApplicationRecord, at: datetime, **changes: Any
+) -> ApplicationRecord:
+    """Update the application as the version it was read at."""
+    with store.transaction() as repos:
+        return repos.applications.update(
+            application.id, version=application.version, at=at, **changes
+        )
+
+
+def finish(store: Store, application: ApplicationRecord, clock: FakeClock) -> ApplicationRecord:
+    """Move the application to FAILED, so its job may have another live one."""
+    return change(store, application, clock.now(), state=AppState.FAILED)
