@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import streamjobs.services.connections as connection_service
-import streamjobs.services.jobs as job_service
+import streamjobs.services.job_references as job_references
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.errors import Conflict, InvalidInput, NotFound
 from streamjobs.services.connections import ConnectionQuery
@@ -168,7 +168,7 @@ def test_a_job_and_the_deletion_of_its_connection_racing_cannot_both_land(
     if first == "connection deleted":  # paused once it found no job using the connection
         module, step = connection_service, "jobs_using"
     else:  # paused once the job is written and found its connections there
-        module, step = job_service, "stored_connections"
+        module, step = job_references, "stored_connections"
     monkeypatch.setattr(module, step, pausing(getattr(module, step)))
     outcomes: dict[str, object] = {}
 

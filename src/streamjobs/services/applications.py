@@ -20,7 +20,7 @@ from streamjobs.domain.spec import parse_manifest, resolved_template
 from streamjobs.domain.states import LIVE_STATES, AppEvent, AppState
 from streamjobs.services.access import require_job, visible_to
 from streamjobs.services.application_state import move, on_fresh_reads
-from streamjobs.services.resources import Page, audit, check_page
+from streamjobs.services.resources import Page, audit, check_page, tag_filter
 from streamjobs.store import (
     ApplicationEventRecord,
     ApplicationRecord,
@@ -152,7 +152,7 @@ class ApplicationService:
         """The applications of the jobs ``actor`` may see that pass the query's filters."""
         check_page(query.limit, query.offset)
         states = [_state(query.status)] if query.status else None
-        tag = _tag_filter(query.tag) if query.tag else None
+        tag = tag_filter(query.tag) if query.tag else None
         filters: dict[str, Any] = {
             "job_name": query.job_name,
             "states": states,

@@ -24,13 +24,10 @@ from streamjobs.domain.access import (
     JobAction,
     JobRef,
     Permission,
-    PrincipalKind,
     require_create_job,
     require_move_to_bundle,
-    require_run_as,
 )
 from streamjobs.domain.clock import Clock
-from streamjobs.domain.connections import connections_used, dataset_errors
 from streamjobs.domain.errors import Conflict, FieldError, InvalidInput
 from streamjobs.domain.spec import (
     StreamingJob,
@@ -39,7 +36,7 @@ from streamjobs.domain.spec import (
     split_server_fields,
 )
 from streamjobs.services.access import allowed_actions, grants_for, require_job, visible_to
-from streamjobs.services.connections import stored_connections
+from streamjobs.services.job_references import check_references, check_run_as, node_types_of
 from streamjobs.services.resources import (
     ApplyOutcome,
     Page,
@@ -48,6 +45,7 @@ from streamjobs.services.resources import (
     iso_time,
     require_same_name,
     stored_form,
+    tag_filter,
     with_server_metadata,
 )
 from streamjobs.store import ApplicationRecord, JobFilters, LatestRun
@@ -87,7 +85,7 @@ class JobService:
         """
         job = self._parsed(document, source=source)
         with self._store.transaction() as repos:
-            _check_references(job, repos, source=source)
+            check_references(job, repos, source=source)
         return job
 
     def create(self, document: Any, *, actor: Actor) -> JobRecord:
@@ -223,7 +221,7 @@ class JobService:
         job = parse_manifest(record.manifest, checkpoint_root=self._checkpoint_root)
         template = resolved_template(job, checkpoint_root=self._checkpoint_root)
         with self._store.reading() as repos:
-            template["resolved"] = {"nodeTypes": _node_types_of(job, repos)}
+            template["resolved"] = {"nodeTypes": node_types_of(job, repos)}
         return template
 
     def _parsed(self, document: Any, *, source: str | None = None) -> StreamingJob:
@@ -233,7 +231,7 @@ class JobService:
 
     def _add(self, job: StreamingJob, repos: Repositories, *, actor: Actor) -> JobRecord:
         require_create_job(actor.principal, grants_for(repos, actor), job.spec.bundle)
-        _check_run_as(repos, actor, job.spec.run_as, previous=None)
+        check_run_as(repos, actor, job.spec.run_as, previous=None)
         record = repos.jobs.add(
             name=job.metadata.name,
             namespace=job.metadata.namespace,
@@ -244,7 +242,7 @@ class JobService:
             actor=actor.name,
             at=self._clock.now(),
         )
-        _check_references(job, repos, source=None)
+        check_references(job, repos, source=None)
         self._audit(repos, actor, "job.created", record.name, {"version": record.version})
         return record
 
@@ -264,7 +262,7 @@ class JobService:
             JobRef(current.name, current.bundle),
             job.spec.bundle,
         )
-        _check_run_as(repos, actor, job.spec.run_as, previous=current.manifest["spec"].get("runAs"))
+        check_run_as(repos, actor, job.spec.run_as, previous=current.manifest["spec"].get("runAs"))
         record = repos.jobs.update(
             current.name,
             expected_version=version,
@@ -275,7 +273,7 @@ class JobService:
             actor=actor.name,
             at=self._clock.now(),
         )
-        _check_references(job, repos, source=None)
+        check_references(job, repos, source=None)
         self._audit(repos, actor, "job.configured", record.name, {"version": record.version})
         return record
 
@@ -326,89 +324,15 @@ def _unchanged(
     require_job(repos, actor, current.name, current.bundle, JobAction.CONFIGURE)
     if current.manifest != stored_form(job):
         return False
-    _check_references(job, repos, source=None, lock_connections=lock_connections)
+    check_references(job, repos, source=None, lock_connections=lock_connections)
     return True
-
-
-def _check_references(
-    job: StreamingJob, repos: Repositories, *, source: str | None, lock_connections: bool = True
-) -> None:
-    """``InvalidInput`` naming each bundle, node type and connection the job refers to that does
-    not exist, and each connection whose type does not fit the format it is used with.
-
-    ``lock_connections`` keeps the connections read from changing until the transaction ends
-    (a job being written must not be stored with a connection changed under it)."""
-    errors = []
-    if not repos.bundles.exists(job.spec.bundle):
-        known = ", ".join(sorted(b.name for b in repos.bundles.list())) or "none"
-        errors.append(
-            FieldError(
-                "spec.bundle",
-                f"resource bundle {job.spec.bundle!r} does not exist (known: {known})",
-            )
-        )
-    for path, node_type in _node_type_fields(job):
-        if repos.node_types.find(node_type) is None:
-            known = ", ".join(sorted(n.name for n in repos.node_types.list()))
-            errors.append(
-                FieldError(path, f"node type {node_type!r} does not exist (known: {known})")
-            )
-    if connections_used(job):
-        errors += dataset_errors(job, stored_connections(repos, lock_for_share=lock_connections))
-    if errors:
-        raise InvalidInput(errors, source=source)
-
-
-def _check_run_as(
-    repos: Repositories, actor: Actor, run_as: str | None, *, previous: str | None
-) -> None:
-    """A new ``runAs`` must name an existing user or service account the actor may run as; one
-    that stays as it was is left alone (the job was allowed to run as it already)."""
-    if run_as is None or run_as == previous:
-        return
-    user = repos.users.find(run_as)
-    if user is None:
-        raise InvalidInput(
-            [FieldError("spec.runAs", f"no user or service account is called {run_as!r}")]
-        )
-    service_accounts = {run_as} if user.kind is PrincipalKind.SERVICE_ACCOUNT else set()
-    require_run_as(
-        actor.principal,
-        run_as,
-        service_accounts=service_accounts,
-        service_account_grants=repos.grants.service_account_grants(service_account=run_as),
-    )
-
-
-def _node_type_fields(job: StreamingJob) -> list[tuple[str, str]]:
-    instance = job.spec.instance
-    fields = [("spec.instance.driver", instance.driver)]
-    if instance.executor is not None:
-        fields.append(("spec.instance.executor", instance.executor))
-    return fields
-
-
-def _node_types_of(job: StreamingJob, repos: Repositories) -> dict[str, Any]:
-    resolved = {}
-    for path, name in _node_type_fields(job):
-        node_type = repos.node_types.get(name)
-        role = path.rsplit(".", 1)[1]
-        resolved[role] = {"name": name, "cores": node_type.cores, "memoryMb": node_type.memory_mb}
-    return resolved
-
-
-def _parse_tag_filter(tag: str) -> tuple[str, str | None]:
-    key, separator, value = tag.partition("=")
-    if not key:
-        raise InvalidInput([FieldError("query.tag", "give a tag as key or key=value")])
-    return key, (value if separator else None)
 
 
 def _job_filters(query: JobQuery, repos: Repositories, actor: Actor) -> JobFilters:
     """The jobs ``query`` asks for, as far as ``actor`` may see."""
     return JobFilters(
         status=query.status,
-        tag=_parse_tag_filter(query.tag) if query.tag else None,
+        tag=tag_filter(query.tag) if query.tag else None,
         bundle=query.bundle,
         search=query.search,
         bundles=visible_to(repos, actor),

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from streamjobs.domain.access import Actor
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.store import TagFilter
 from streamjobs.store.db import Repositories
 
 MAX_PAGE_SIZE = 500
@@ -102,6 +103,14 @@ def require_same_name(kind: str, name: str, manifest_name: str, *, instead: str)
                 )
             ]
         )
+
+
+def tag_filter(text: str) -> TagFilter:
+    """A list's ``tag`` query, ``key`` or ``key=value``; ``InvalidInput`` at ``query.tag``."""
+    key, separator, value = text.partition("=")
+    if not key:
+        raise InvalidInput([FieldError("query.tag", "give a tag as key or key=value")])
+    return key, (value if separator else None)
 
 
 def check_page(limit: int, offset: int) -> None:
