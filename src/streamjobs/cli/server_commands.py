@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from streamjobs.cli.failures import reported_failures
+from streamjobs.cli.failures import EXIT_INVALID_INPUT, fail, reported_failures
 from streamjobs.cli.manifests import read_manifests
 from streamjobs.cli.output import console
 from streamjobs.domain.kinds import Kind, in_apply_order, kind_of
@@ -166,6 +166,60 @@ def issue_token(
             user, name, actor=BOOTSTRAP_ACTOR, expires_at=expires_at
         )
     typer.echo(token)
+
+
+@admin_app.command("rotate-secret-key")
+def rotate_secret_key(
+    retire: Annotated[
+        bool,
+        typer.Option(
+            "--retire",
+            help="Instead, drop every key but the sealing one, once every server has restarted.",
+        ),
+    ] = False,
+) -> None:
+    """Put a new key first in the key file, keeping the old ones after it for opening, and reseal
+    every stored secret under it. Running servers open the resealed secrets (they read the key
+    file again) and seal with their old key until restarted; --retire, after the restarts,
+    reseals what they sealed meanwhile and drops the old keys."""
+    from streamjobs.services.container import open_services
+    from streamjobs.services.secret_box import load_keys, new_key, write_key_file
+
+    settings = Settings()
+    if settings.secret_key is not None:
+        raise fail(
+            "the keys come from STREAMJOBS_SECRET_KEY, not a key file: set it to NEW,OLD (a new "
+            "key first), restart the servers, then run `streamjobs admin reseal-secrets`",
+            code=EXIT_INVALID_INPUT,
+        )
+    key_file = settings.secret_key_file
+    with reported_failures():
+        keys = load_keys(configured=None, key_file=key_file)
+        if not retire:
+            write_key_file(key_file, [new_key(), *keys])
+        services = open_services(settings)
+        resealed = services.secrets.reseal_all()
+        if retire:
+            write_key_file(key_file, keys[:1])
+    done = f"resealed {resealed.resealed} of {resealed.secrets} secret(s)"
+    if retire:
+        console().print(f"{key_file} holds the sealing key only (dropped {len(keys) - 1}); {done}")
+    else:
+        console().print(
+            f"new sealing key first in {key_file}, {len(keys)} older kept for opening; {done}. "
+            "Restart the servers, then run `streamjobs admin rotate-secret-key --retire`."
+        )
+
+
+@admin_app.command("reseal-secrets")
+def reseal_secrets() -> None:
+    """Seal every stored secret anew under the first key (after a new key was put first in
+    STREAMJOBS_SECRET_KEY and the servers restarted); the older keys may go afterwards."""
+    from streamjobs.services.container import open_services
+
+    with reported_failures():
+        resealed = open_services(Settings()).secrets.reseal_all()
+    console().print(f"resealed {resealed.resealed} of {resealed.secrets} secret(s)")
 
 
 def _write_secret(path: Path, text: str) -> None:

@@ -21,7 +21,7 @@ from streamjobs.services.identity import IdentityService
 from streamjobs.services.jobs import JobService
 from streamjobs.services.people import PeopleService
 from streamjobs.services.reports import ReportService
-from streamjobs.services.secret_box import SecretBox, load_key
+from streamjobs.services.secret_box import SecretBox, load_keys, read_key_file
 from streamjobs.services.secrets import SecretService
 from streamjobs.settings import Settings
 from streamjobs.store.db import Store, create_engine_for, migrate
@@ -59,8 +59,7 @@ def open_services(
     """Open (and migrate) the store named by the settings and build the services over it."""
     clock = clock or SystemClock()
     settings.resolved_home.mkdir(parents=True, exist_ok=True)
-    configured_key = settings.secret_key.get_secret_value() if settings.secret_key else None
-    box = SecretBox(load_key(configured=configured_key, key_file=settings.secret_key_file))
+    box = secret_box_for(settings)
     engine = create_engine_for(settings.resolved_database_url)
     migrate(engine)
     store = Store(engine)
@@ -83,6 +82,20 @@ def open_services(
         bundles=BundleService(store=store, clock=clock),
         audit=AuditLogService(store=store),
     )
+
+
+def secret_box_for(settings: Settings) -> SecretBox:
+    """The box of the configured keys; one of a key file reads it again when a secret does not
+    open, for a key rotated while the server runs."""
+    if settings.secret_key is not None:
+        return SecretBox(
+            load_keys(
+                configured=settings.secret_key.get_secret_value(), key_file=settings.secret_key_file
+            )
+        )
+    key_file = settings.secret_key_file
+    keys = load_keys(configured=None, key_file=key_file)
+    return SecretBox(keys, reload=lambda: read_key_file(key_file))
 
 
 def launchers_for(settings: Settings) -> dict[Deployment, Launcher]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Iterable
+from dataclasses import dataclass
 from enum import StrEnum
 
 from streamjobs.domain.access import Actor, Permission
@@ -28,6 +29,14 @@ KIND = "secret"
 class PutOutcome(StrEnum):
     CREATED = "created"
     REPLACED = "replaced"
+
+
+@dataclass(frozen=True)
+class Resealed:
+    """What ``reseal_all`` did: how many secrets it sealed anew, of how many stored."""
+
+    resealed: int
+    secrets: int
 
 
 class SecretService:
@@ -93,6 +102,24 @@ class SecretService:
             name: self._box.open(ciphertext, context=_context(bundle, name))
             for name, ciphertext in sealed.items()
         }
+
+    def reseal_all(self) -> Resealed:
+        """Seal every stored secret that is not under the sealing key anew under it, in one
+        transaction (the server's machine only: for a rotated key). A secret none of the keys
+        opens stops it, and then nothing is resealed."""
+        with self._store.transaction() as repos:
+            sealed = repos.secrets.all_ciphertexts()
+            stale = {
+                where: ciphertext
+                for where, ciphertext in sealed.items()
+                if not self._box.opens_with_first_key(ciphertext, context=_context(*where))
+            }
+            for (bundle, name), ciphertext in sorted(stale.items()):
+                value = self._box.open(ciphertext, context=_context(bundle, name))
+                repos.secrets.reseal(
+                    bundle, name, self._box.seal(value, context=_context(bundle, name))
+                )
+        return Resealed(resealed=len(stale), secrets=len(sealed))
 
     def _audit(self, repos: Repositories, actor: Actor, action: str, record: SecretRecord) -> None:
         audit(

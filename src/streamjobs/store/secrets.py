@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from uuid import uuid4
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, select, update
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.store.base import VersionedRepository
@@ -109,6 +109,21 @@ class SecretRepository(VersionedRepository):
             )
         )
         return {name: bytes(ciphertext) for name, ciphertext in rows}
+
+    def all_ciphertexts(self) -> dict[tuple[str, str], bytes]:
+        """Every secret's ciphertext by (bundle, name), locked until the transaction ends."""
+        rows = self._session.execute(
+            select(SecretRow.bundle, SecretRow.name, SecretRow.ciphertext).with_for_update()
+        )
+        return {(bundle, name): bytes(ciphertext) for bundle, name, ciphertext in rows}
+
+    def reseal(self, bundle: str, name: str, ciphertext: bytes) -> None:
+        """Store the same value sealed anew (under another key): version and dates stay."""
+        self._session.execute(
+            update(SecretRow)
+            .where(SecretRow.bundle == bundle, SecretRow.name == name)
+            .values(ciphertext=ciphertext)
+        )
 
     def delete(self, bundle: str, name: str) -> SecretRecord:
         """Delete the bundle's secret; ``NotFound`` if there is none. Returns what it was."""
