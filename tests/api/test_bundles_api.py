@@ -87,15 +87,16 @@ def test_delete_only_from_the_version_read(api: httpx.Client, bundle: str) -> No
     problem_of(api.get(f"{BUNDLES}/{bundle}"), 404)
 
 
+@pytest.mark.parametrize("if_match", ["soon", '"²"', '"99999999999"'])
 @pytest.mark.parametrize("method", ["PUT", "PUT grants", "DELETE"])
 def test_an_if_match_that_names_no_version_is_refused(
-    api: httpx.Client, bundle: str, method: str
+    api: httpx.Client, bundle: str, method: str, if_match: str
 ) -> None:
     verb, _, suffix = method.partition(" ")
     body = {"grants": []} if suffix else {}
     url = f"{BUNDLES}/{bundle}" + (f"/{suffix}" if suffix else "")
     answer = api.request(
-        verb, url, json=None if verb == "DELETE" else body, headers={"If-Match": "soon"}
+        verb, url, json=None if verb == "DELETE" else body, headers={"If-Match": if_match.encode()}
     )
 
     assert error_paths(answer) == ["header.If-Match"]

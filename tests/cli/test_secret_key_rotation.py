@@ -79,3 +79,19 @@ def test_keys_from_the_environment_are_rotated_by_hand(
     assert "resealed 1 of 1 secret(s)" in resealed.stdout
     monkeypatch.delenv("STREAMJOBS_SECRET_KEY")
     assert resolved_with_keys([new]) == {"db-password": "pg-pa55word"}
+
+
+def test_a_rotation_that_cannot_reseal_leaves_the_key_file_as_it_was(home: Path) -> None:
+    key_file = home / "secret.key"
+    before = read_key_file(key_file)
+    lost = base64.urlsafe_b64encode(bytes(range(32))).decode()
+    elsewhere = open_services(Settings(secret_key=lost))
+    elsewhere.secrets.put("default", "z-token", "sealed under a lost key", actor=ADMIN)
+    elsewhere.store.close()
+
+    failed = CliRunner().invoke(app, ["admin", "rotate-secret-key"])
+
+    assert failed.exit_code != 0
+    assert "default/z-token" in failed.stderr
+    assert read_key_file(key_file) == before
+    assert resolved_with_keys(before) == {"db-password": "pg-pa55word"}

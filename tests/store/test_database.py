@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, select, text
 from sqlalchemy.exc import DBAPIError
 
+from streamjobs.domain.access import BundleGrant, Permission, Subject, SubjectKind
 from streamjobs.store import NodeTypeRecord, Store, create_engine_for, migrate
 from streamjobs.store.db import MIGRATIONS_DIRECTORY
 from streamjobs.store.tables import Base, NodeTypeRow, ResourceBundleRow
 
+MOMENT = datetime(2026, 11, 24, 12, 0, tzinfo=UTC)
 HEAD_REVISION = ScriptDirectory(str(MIGRATIONS_DIRECTORY)).get_current_head()
 
 
@@ -116,3 +121,31 @@ def test_store_open_creates_and_migrates_the_database(tmp_path: Path) -> None:
             assert repos.bundles.exists("default")
     finally:
         store.close()
+
+
+def test_undoing_the_bundle_versions_keeps_every_grant_and_secret(
+    store: Store, engine: Engine
+) -> None:
+    grant = BundleGrant("default", Subject(SubjectKind.USER, "admin"), Permission.VIEW)
+    with store.transaction() as repos:
+        repos.grants.set_bundle_grants("default", [grant])
+        repos.secrets.add(
+            bundle="default", name="token", ciphertext=b"sealed", actor="admin", at=MOMENT
+        )
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIRECTORY).replace("%", "%%"))
+
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0006")
+    with engine.begin() as connection:
+        columns = {column["name"] for column in inspect(connection).get_columns("resource_bundles")}
+        grants = connection.execute(text("SELECT count(*) FROM bundle_grants")).scalar_one()
+        secrets = connection.execute(text("SELECT count(*) FROM secrets")).scalar_one()
+    migrate(engine)
+
+    assert "version" not in columns
+    assert (grants, secrets) == (1, 1)
+    with store.transaction() as repos:
+        assert repos.grants.bundle_grants(bundle="default") == [grant]
+        assert repos.bundles.get("default").version == 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from streamjobs.domain.clock import FakeClock
-from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound
+from streamjobs.domain.errors import AlreadyExists, Conflict, NotFound, StaleVersion
 from streamjobs.store import SecretRecord, Store
 
 
@@ -84,3 +84,20 @@ def test_delete_removes_only_that_bundles_secret(
         assert [r.bundle for r in repos.secrets.list("default")] == ["default"]
     with pytest.raises(NotFound, match="secret 'token'"), store.transaction() as repos:
         repos.secrets.delete(payments, "token")
+
+
+def test_a_reseal_lands_only_over_the_ciphertext_it_read(store: Store, clock: FakeClock) -> None:
+    record = add(store, clock, "default", "db-password", b"\x01under-old")
+    with store.transaction() as repos:
+        assert repos.secrets.all_ciphertexts() == {("default", "db-password"): b"\x01under-old"}
+        repos.secrets.reseal("default", "db-password", was=b"\x01under-old", ciphertext=b"\x01new")
+
+    with (
+        pytest.raises(StaleVersion, match="default/db-password changed"),
+        store.transaction() as repos,
+    ):
+        repos.secrets.reseal("default", "db-password", was=b"\x01under-old", ciphertext=b"\x01x")
+
+    with store.transaction() as repos:
+        assert repos.secrets.ciphertexts("default", {"db-password"}) == {"db-password": b"\x01new"}
+        assert repos.secrets.get("default", "db-password") == record

@@ -127,3 +127,15 @@ def test_a_box_reads_its_key_file_again_for_a_secret_sealed_under_a_newer_key(
     assert running.open(sealed, context="payments/db") == "hunter2"
     with pytest.raises(SecretUnreadable, match="does not open with this server's keys"):
         running.open(SecretBox([bytes(32)]).seal("x", context="a/b"), context="a/b")
+
+
+def test_a_key_file_that_cannot_be_read_again_keeps_the_keys_held(tmp_path: Path) -> None:
+    key_file = tmp_path / "secret.key"
+    write_key_file(key_file, [KEY])
+    running = SecretBox([KEY], reload=lambda: read_key_file(key_file))
+    sealed = running.seal("hunter2", context="payments/db")
+    key_file.unlink()
+
+    with pytest.raises(SecretUnreadable, match="does not open with this server's keys"):
+        running.open(SecretBox([OLD_KEY]).seal("x", context="a/b"), context="a/b")
+    assert running.open(sealed, context="payments/db") == "hunter2"

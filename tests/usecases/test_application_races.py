@@ -14,8 +14,8 @@ from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import Conflict, StaleVersion
 from streamjobs.domain.states import AppState
-from streamjobs.services.application_state import FRESH_READ_ATTEMPTS, on_fresh_reads
 from streamjobs.services.container import Services
+from streamjobs.services.resources import FRESH_READ_ATTEMPTS, on_fresh_reads
 from tests.factories import pipeline_manifest
 
 ADMIN = Actor(Principal("admin", is_admin=True))

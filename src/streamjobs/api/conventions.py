@@ -21,7 +21,7 @@ from urllib.parse import quote
 import orjson
 from fastapi import Response
 
-from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.domain.versions import resource_version
 
 JSON_DOCUMENT: Any = dict[str, Any]
 """The ``response_model`` of a route that answers with ``json_response``: the OpenAPI document
@@ -71,11 +71,7 @@ def expected_version(if_match: str | None) -> int | None:
     """The resourceVersion an ``If-Match`` header names (``"3"``, ``W/"3"``), or None."""
     if if_match is None:
         return None
-    try:
-        return int(if_match.strip().removeprefix("W/").strip('"'))
-    except ValueError:
-        message = 'must be a resourceVersion as the ETag gave it, e.g. "3"'
-        raise InvalidInput([FieldError("header.If-Match", message)]) from None
+    return resource_version(if_match.strip().removeprefix("W/").strip('"'), path="header.If-Match")
 
 
 def component_ref(name: str) -> str:

@@ -179,9 +179,9 @@ def rotate_secret_key(
     ] = False,
 ) -> None:
     """Put a new key first in the key file, keeping the old ones after it for opening, and reseal
-    every stored secret under it. Running servers open the resealed secrets (they read the key
-    file again) and seal with their old key until restarted; --retire, after the restarts,
-    reseals what they sealed meanwhile and drops the old keys."""
+    every stored secret under it. A running server reads the key file again when it meets a
+    resealed secret, and seals with the new key from then on; restart the servers anyway, then
+    --retire reseals whatever was still sealed under an old key and drops the old keys."""
     from streamjobs.services.container import open_services
     from streamjobs.services.secret_box import load_keys, new_key, write_key_file
 
@@ -197,8 +197,11 @@ def rotate_secret_key(
         keys = load_keys(configured=None, key_file=key_file)
         if not retire:
             write_key_file(key_file, [new_key(), *keys])
-        services = open_services(settings)
-        resealed = services.secrets.reseal_all()
+        try:
+            resealed = open_services(settings).secrets.reseal_all()
+        except BaseException:
+            write_key_file(key_file, keys)  # nothing was resealed: as it was
+            raise
         if retire:
             write_key_file(key_file, keys[:1])
     done = f"resealed {resealed.resealed} of {resealed.secrets} secret(s)"

@@ -15,7 +15,7 @@ from urllib.parse import quote
 from pydantic.json_schema import DEFAULT_REF_TEMPLATE
 
 from streamjobs.domain.documents import load_documents
-from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.domain.errors import InvalidInput
 from streamjobs.domain.manifest import (
     ApplicationSpec,
     ApplicationType,
@@ -47,6 +47,7 @@ from streamjobs.domain.manifest import (
 )
 from streamjobs.domain.manifest_rules import broken_rules
 from streamjobs.domain.validation import validated
+from streamjobs.domain.versions import resource_version
 
 __all__ = [
     "ApplicationSpec",
@@ -127,12 +128,7 @@ def split_server_fields(document: Any) -> tuple[Any, int | None]:
     manifest["metadata"] = metadata
     if version is None:
         return manifest, None
-    try:
-        return manifest, int(str(version))
-    except ValueError:
-        raise InvalidInput(
-            [FieldError("metadata.resourceVersion", f"must be a whole number, not {version!r}")]
-        ) from None
+    return manifest, resource_version(version, path="metadata.resourceVersion")
 
 
 def derived_checkpoint_location(job: StreamingJob, checkpoint_root: str) -> str:

@@ -6,38 +6,18 @@ application's state, and records an event, all in the caller's transaction.
 
 A running driver's reports move its application every few seconds, so a move the server decides
 from what it reads (a person's Stop or Abort, a report) is tried again from a fresh read when
-another move lands between its read and its write (``on_fresh_reads``).
+another move lands between its read and its write (``resources.on_fresh_reads``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import Any
 
-from streamjobs.domain.errors import StaleVersion
 from streamjobs.domain.states import AppEvent, AppState, transition
 from streamjobs.store import ApplicationRecord
 from streamjobs.store.db import Repositories
-
-FRESH_READ_ATTEMPTS = 5
-"""How often ``on_fresh_reads`` tries a change that other moves keep overtaking."""
-
-T = TypeVar("T")
-
-
-def on_fresh_reads(change: Callable[[], T], *, attempts: int = FRESH_READ_ATTEMPTS) -> T:
-    """Run ``change`` (a whole transaction that reads an application and moves it) again while
-    another move commits between its read and its write; the last ``StaleVersion`` is raised.
-
-    Only for changes decided anew on each read: a change that names the version a client read
-    must fail instead, so that the client sees what changed."""
-    for _ in range(attempts - 1):
-        try:
-            return change()
-        except StaleVersion:
-            continue
-    return change()
 
 
 def move(

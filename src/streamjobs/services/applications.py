@@ -19,8 +19,8 @@ from streamjobs.domain.quotas import Demand, application_demand, check_quota
 from streamjobs.domain.spec import parse_manifest, resolved_template
 from streamjobs.domain.states import LIVE_STATES, AppEvent, AppState
 from streamjobs.services.access import require_job, visible_to
-from streamjobs.services.application_state import move, on_fresh_reads
-from streamjobs.services.resources import Page, audit, check_page, tag_filter
+from streamjobs.services.application_state import move
+from streamjobs.services.resources import Page, audit, check_page, on_fresh_reads, tag_filter
 from streamjobs.store import (
     ApplicationEventRecord,
     ApplicationRecord,
@@ -291,10 +291,3 @@ def _state(status: str) -> AppState:
         raise InvalidInput(
             [FieldError("query.status", f"{status!r} is not a state (known: {known})")]
         ) from None
-
-
-def _tag_filter(tag: str) -> tuple[str, str | None]:
-    key, separator, value = tag.partition("=")
-    if not key:
-        raise InvalidInput([FieldError("query.tag", "give a tag as key or key=value")])
-    return key, (value if separator else None)

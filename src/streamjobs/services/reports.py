@@ -15,8 +15,9 @@ from typing import Any
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import FieldError, InvalidInput, Unauthenticated
 from streamjobs.domain.progress import application_figures, figures_of
-from streamjobs.services.application_state import move, on_fresh_reads
+from streamjobs.services.application_state import move
 from streamjobs.services.identity import token_digest
+from streamjobs.services.resources import on_fresh_reads
 from streamjobs.store import ApplicationRecord
 from streamjobs.store.db import Store
 

@@ -7,6 +7,7 @@ transaction that makes it; and clients see a stored manifest with the metadata t
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -17,7 +18,7 @@ from pydantic import BaseModel
 
 from streamjobs.domain.access import Actor
 from streamjobs.domain.clock import Clock
-from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.domain.errors import FieldError, InvalidInput, StaleVersion
 from streamjobs.store import TagFilter
 from streamjobs.store.db import Repositories
 
@@ -145,3 +146,25 @@ def audit(
         detail=detail,
         source=actor.source,
     )
+
+
+Outcome = TypeVar("Outcome")
+
+FRESH_READ_ATTEMPTS = 5
+"""How often ``on_fresh_reads`` tries a change that other changes keep overtaking."""
+
+
+def on_fresh_reads(
+    change: Callable[[], Outcome], *, attempts: int = FRESH_READ_ATTEMPTS
+) -> Outcome:
+    """Run ``change`` (a whole transaction that reads what it changes) again while another
+    change commits between its read and its write; the last ``StaleVersion`` is raised.
+
+    Only for changes decided anew on each read: a change that names the version a client read
+    must fail instead, so that the client sees what changed."""
+    for _ in range(attempts - 1):
+        try:
+            return change()
+        except StaleVersion:
+            continue
+    return change()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import os
 import secrets
 from collections.abc import Callable, Sequence
@@ -71,7 +72,8 @@ class SecretBox:
             raise SecretUnreadable(f"secret {context!r} is stored in an unknown format")
         plain = self._opened(ciphertext, context)
         if plain is None and self._reload is not None:
-            self._ciphers = _ciphers(self._reload())
+            with contextlib.suppress(OSError, SecretKeyError):  # keep the keys it has
+                self._ciphers = _ciphers(self._reload())
             plain = self._opened(ciphertext, context)
         if plain is None:
             raise SecretUnreadable(
@@ -126,15 +128,26 @@ def read_key_file(key_file: Path) -> list[bytes]:
 
 
 def write_key_file(key_file: Path, keys: Sequence[bytes]) -> None:
-    """Replace ``key_file`` with ``keys`` (mode 600) at once: a reader sees the old file or the
-    new one, never a part."""
+    """Replace ``key_file`` with ``keys`` at once and durably: a reader sees the old file or the
+    new one, never a part, and the new one keeps the old one's owner (mode 600)."""
+    owner = key_file.stat() if key_file.exists() else None
     staging = key_file.with_name(f".{key_file.name}.{secrets.token_hex(4)}")
     descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(descriptor, "w", encoding="ascii") as file:
-        file.write("".join(_encoded(key) for key in keys))
-        file.flush()
-        os.fsync(file.fileno())
-    os.replace(staging, key_file)
+    try:
+        with os.fdopen(descriptor, "w", encoding="ascii") as file:
+            file.write("".join(_encoded(key) for key in keys))
+            file.flush()
+            if owner and (owner.st_uid, owner.st_gid) != (os.getuid(), os.getgid()):
+                os.fchown(file.fileno(), owner.st_uid, owner.st_gid)
+            os.fsync(file.fileno())
+        os.replace(staging, key_file)
+    finally:
+        staging.unlink(missing_ok=True)
+    directory = os.open(key_file.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
 
 
 def new_key() -> bytes:

@@ -18,7 +18,7 @@ from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import InvalidInput, NotFound
 from streamjobs.domain.secrets import name_errors, value_errors
 from streamjobs.services.access import require_bundle_permission
-from streamjobs.services.resources import audit
+from streamjobs.services.resources import audit, on_fresh_reads
 from streamjobs.services.secret_box import SecretBox
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.secrets import SecretRecord
@@ -105,8 +105,12 @@ class SecretService:
 
     def reseal_all(self) -> Resealed:
         """Seal every stored secret that is not under the sealing key anew under it, in one
-        transaction (the server's machine only: for a rotated key). A secret none of the keys
-        opens stops it, and then nothing is resealed."""
+        transaction (the server's machine only: for a rotated key), made again from a fresh read
+        if a secret is put meanwhile. A secret none of the keys opens stops it, and then nothing
+        is resealed."""
+        return on_fresh_reads(self._reseal_all)
+
+    def _reseal_all(self) -> Resealed:
         with self._store.transaction() as repos:
             sealed = repos.secrets.all_ciphertexts()
             stale = {
@@ -116,9 +120,8 @@ class SecretService:
             }
             for (bundle, name), ciphertext in sorted(stale.items()):
                 value = self._box.open(ciphertext, context=_context(bundle, name))
-                repos.secrets.reseal(
-                    bundle, name, self._box.seal(value, context=_context(bundle, name))
-                )
+                resealed = self._box.seal(value, context=_context(bundle, name))
+                repos.secrets.reseal(bundle, name, was=ciphertext, ciphertext=resealed)
         return Resealed(resealed=len(stale), secrets=len(sealed))
 
     def _audit(self, repos: Repositories, actor: Actor, action: str, record: SecretRecord) -> None:

@@ -101,8 +101,10 @@ class VersionedRepository(Repository):
 
     @property
     def _key(self) -> ColumnElement[str]:
-        key: ColumnElement[str] = self._table.__mapper__.primary_key[0]
-        return key
+        """The primary key as a mapped attribute, so the session can apply an UPDATE's values
+        to the rows it holds without reading them back."""
+        key = getattr(self._table, str(self._table.__mapper__.primary_key[0].key))
+        return cast("ColumnElement[str]", key)
 
     def _update_versioned(
         self, record_id: str, name: str, *, expected_version: int, **values: Any
@@ -116,6 +118,15 @@ class VersionedRepository(Repository):
         )
         if not self._rows_changed(statement):
             raise self._lost_race(record_id, name, expected_version)
+
+    def _update_bumping(self, record_id: str, name: str, **values: Any) -> None:
+        """Set ``values`` and bump the version, whichever it is now (no version was named)."""
+        table = self._table
+        statement = (
+            update(table).where(self._key == record_id).values(version=table.version + 1, **values)
+        )
+        if not self._rows_changed(statement):
+            raise NotFound(self._kind, name)
 
     def _delete_versioned(self, record_id: str, name: str, expected_version: int | None) -> None:
         """Delete the row; with ``expected_version``, only if it is still at that version."""

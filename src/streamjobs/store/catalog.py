@@ -10,6 +10,7 @@ from __future__ import annotations
 import builtins
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import bindparam, delete, select, update
 
@@ -131,29 +132,19 @@ class BundleRepository(VersionedRepository):
     ) -> None:
         """Set the description and quotas and bump the version; with ``expected_version``, only
         if the bundle is still at it (``Conflict`` if not, ``NotFound`` if it is gone)."""
-        self._update_versioned(
+        self.bump(
             name,
-            name,
-            expected_version=self._version_to_change(name, expected_version),
+            expected_version=expected_version,
             description=description,
             **_quota_columns(quota),
         )
 
-    def bump(self, name: str, *, expected_version: int | None = None) -> None:
-        """Bump the version for a change kept elsewhere (its grants), like ``update``."""
-        self._update_versioned(
-            name, name, expected_version=self._version_to_change(name, expected_version)
-        )
-
-    def _version_to_change(self, name: str, expected_version: int | None) -> int:
-        if expected_version is not None:
-            return expected_version
-        version = self._session.scalar(
-            select(ResourceBundleRow.version).where(ResourceBundleRow.name == name)
-        )
-        if version is None:
-            raise NotFound("resource bundle", name)
-        return version
+    def bump(self, name: str, *, expected_version: int | None = None, **values: Any) -> None:
+        """Bump the version (for a change of its grants, kept elsewhere), like ``update``."""
+        if expected_version is None:
+            self._update_bumping(name, name, **values)
+        else:
+            self._update_versioned(name, name, expected_version=expected_version, **values)
 
     def lock(self, name: str) -> None:
         """Hold the bundle's row for this transaction, so quota checks of concurrent Runs take

@@ -14,7 +14,7 @@ from uuid import uuid4
 
 from sqlalchemy import Select, select, update
 
-from streamjobs.domain.errors import AlreadyExists, NotFound
+from streamjobs.domain.errors import AlreadyExists, NotFound, StaleVersion
 from streamjobs.store.base import VersionedRepository
 from streamjobs.store.tables import SecretRow
 
@@ -111,19 +111,20 @@ class SecretRepository(VersionedRepository):
         return {name: bytes(ciphertext) for name, ciphertext in rows}
 
     def all_ciphertexts(self) -> dict[tuple[str, str], bytes]:
-        """Every secret's ciphertext by (bundle, name), locked until the transaction ends."""
-        rows = self._session.execute(
-            select(SecretRow.bundle, SecretRow.name, SecretRow.ciphertext).with_for_update()
-        )
+        """Every secret's ciphertext by (bundle, name)."""
+        rows = self._session.execute(select(SecretRow.bundle, SecretRow.name, SecretRow.ciphertext))
         return {(bundle, name): bytes(ciphertext) for bundle, name, ciphertext in rows}
 
-    def reseal(self, bundle: str, name: str, ciphertext: bytes) -> None:
-        """Store the same value sealed anew (under another key): version and dates stay."""
-        self._session.execute(
+    def reseal(self, bundle: str, name: str, *, was: bytes, ciphertext: bytes) -> None:
+        """Store the same value sealed anew (under another key), if the secret still holds the
+        ciphertext ``was``: version and dates stay. ``StaleVersion`` if it was put meanwhile."""
+        resealed = self._rows_changed(
             update(SecretRow)
-            .where(SecretRow.bundle == bundle, SecretRow.name == name)
+            .where(SecretRow.bundle == bundle, SecretRow.name == name, SecretRow.ciphertext == was)
             .values(ciphertext=ciphertext)
         )
+        if not resealed:
+            raise StaleVersion(f"secret {bundle}/{name} changed while it was being resealed")
 
     def delete(self, bundle: str, name: str) -> SecretRecord:
         """Delete the bundle's secret; ``NotFound`` if there is none. Returns what it was."""

@@ -23,8 +23,9 @@ from streamjobs.domain.access import (
     Subject,
     has_domain_permission,
 )
-from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput
+from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput, StaleVersion
 from streamjobs.domain.quotas import Quota
+from streamjobs.domain.versions import resource_version
 from streamjobs.services.bundles import BundleView
 from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
 from streamjobs.web.routes.job_detail import format_memory
@@ -136,7 +137,7 @@ def configure_bundle(
     except InvalidInput as error:
         sent_back = failed("quota", values, _form_paths(error.errors), BUNDLE_FIELDS)
         return _bundle_page(request, name, actor, failed=sent_back, status_code=422)
-    except Conflict:
+    except StaleVersion:
         return _changed_meanwhile(request, name, actor)
     return back_to(f"{BUNDLES_PAGE}/{name}", done="configured", name=name)
 
@@ -164,7 +165,7 @@ def set_grants(
         return _bundle_page(
             request, name, actor, failed=sent_back, grant_rows=rows, status_code=422
         )
-    except Conflict:
+    except StaleVersion:
         return _changed_meanwhile(request, name, actor)
     return back_to(f"{BUNDLES_PAGE}/{name}", "grants", done="granted", name=name)
 
@@ -189,11 +190,7 @@ def delete_bundle(
 
 def _shown_version(text: str) -> int | None:
     """The version of the bundle the page showed (a form from before versions: none)."""
-    if not text.strip():
-        return None
-    if not text.strip().isdigit():
-        raise InvalidInput([FieldError("version", f"must be a whole number, not {text!r}")])
-    return int(text)
+    return resource_version(text, path="version") if text.strip() else None
 
 
 def _changed_meanwhile(request: Request, name: str, actor: Actor) -> Response:

@@ -111,11 +111,15 @@ def downgrade() -> None:
     op.drop_index("ix_group_members_user_name", table_name="group_members")
     op.drop_table("group_members")
     op.drop_table("groups")
-    with op.batch_alter_table("applications") as applications:
-        applications.drop_column("memory_mb")
-        applications.drop_column("cores")
-    with op.batch_alter_table("resource_bundles") as bundles:
-        for column in ("max_memory_mb", "max_cores", "max_running_applications", "description"):
-            bundles.drop_column(column)
-    with op.batch_alter_table("users") as users:
-        users.drop_column("kind")
+    # Natively, not by rebuilding the tables: on SQLite a rebuild drops the old table, and the
+    # ON DELETE CASCADE of the foreign keys on it would take the rows that refer to it along.
+    for table, columns in (
+        ("applications", ("memory_mb", "cores")),
+        (
+            "resource_bundles",
+            ("max_memory_mb", "max_cores", "max_running_applications", "description"),
+        ),
+        ("users", ("kind",)),
+    ):
+        for column in columns:
+            op.drop_column(table, column)

@@ -25,5 +25,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("resource_bundles") as bundles:
-        bundles.drop_column("version")
+    # Natively, not by rebuilding the table: on SQLite a rebuild drops the old table, and its
+    # foreign keys' ON DELETE CASCADE would take every grant and secret of the bundles with it.
+    op.drop_column("resource_bundles", "version")
