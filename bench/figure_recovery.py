@@ -2,7 +2,8 @@
 
 streamjobs runs the rate -> parquet example under ``restartPolicy: Always`` with
 ``onFailureRetryInterval: 1``; once micro-batch 2 is committed, the driver's JVM and Python are
-SIGKILLed and the supervisor starts a new attempt from the checkpoint. The baseline is a bare
+SIGKILLed and the supervisor starts a new attempt from the checkpoint (at once: its driver starts
+up during the interval and holds its queries until the interval has passed). The baseline is a bare
 cold restart: the bare ``spark-submit``'s process group is SIGKILLed and the same command started
 again as soon as the killed ``spark-submit`` (the JVM it execs) has exited. Both are timed from
 the kill to the modification time of the first commit file of a batch after the last one
@@ -91,7 +92,9 @@ Once micro-batch {KILL_AFTER_BATCH} is committed, the driver is SIGKILLed; the l
 **Subjects.** (a) streamjobs with `restartPolicy: {{type: Always, onFailureRetryInterval:
 {interval}}}`: SIGKILL to the JVM and Python under the attempt's wrapper (the wrapper survives and
 records exit code 137; the supervisor, woken by the wrapper's exit, judges the attempt failed
-and starts the next one {interval} s later). (b) bare: SIGKILL to the bare `spark-submit`'s
+and submits the next one at once, whose driver starts its JVM and Spark session during the
+{interval} s interval and holds its queries until the interval has passed:
+`STREAMJOBS_RESTART_LEAD_SECONDS`, default 20). (b) bare: SIGKILL to the bare `spark-submit`'s
 process group; as soon as the killed `spark-submit` (the JVM it execs) has exited, the same
 command starts again (a cold restart from the same checkpoint, as a shell loop or `systemd`
 with `Restart=always` and no delay would do it).
@@ -128,9 +131,10 @@ def details(measured: Measured) -> str:
             for label, v in PHASES
         )
         + ". Before its new spark-submit, (a) waits for the supervisor to see the wrapper exit "
-        "(a pidfd wakes its loop), then `onFailureRetryInterval` (1 s, counted from then; the "
-        "loop wakes when it is due); a miss of the target beyond that second would be in the "
-        "driver's own start (the last phase).",
+        "(a pidfd wakes its loop) and judge the attempt; the new driver then holds its queries "
+        "until `onFailureRetryInterval` (1 s, counted from the judgement) has passed, which it "
+        "spends starting its JVM and Spark session, so the interval is inside the last phase "
+        "and costs time only when the driver starts in less than it.",
         "**Records in the outputs.**\n\n" + records_table(measured),
     ]
     return "\n\n".join(sections)

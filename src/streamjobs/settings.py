@@ -54,6 +54,13 @@ class Settings(BaseSettings):
     abort_grace_seconds: float = Field(
         default=15.0, gt=0, description="How long after SIGTERM an aborted driver gets SIGKILL."
     )
+    restart_lead_seconds: float = Field(
+        default=20.0,
+        ge=0,
+        description="How long before a pipeline's restart is due its new driver may start: the "
+        "JVM and Spark session come up during the retry interval and the queries wait for its "
+        "end. Only after an attempt that ran (not after a failure to start); 0 turns it off.",
+    )
     spark_master: str | None = Field(
         default=None,
         description="spark://host:port of the Spark standalone cluster that runs "

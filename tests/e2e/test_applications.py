@@ -142,6 +142,8 @@ def test_run_kill_reattach_stop_run_again_and_abort(server: Server, tmp_path: Pa
         app = application()
         assert app["restarts"] == 1
         assert [attempt["outcome"] for attempt in app["attempts"]] == ["failed", None]
+        killed, restarted = app["attempts"]
+        assert _seconds(restarted["runningAt"]) - _seconds(killed["endedAt"]) >= 1.0
 
         # A server restart leaves the driver running and re-attaches to it.
         server.kill()
@@ -223,7 +225,8 @@ def test_a_failing_pipeline_is_retried_then_fails_after_three_execution_attempts
         attempts = app["attempts"]
         assert [attempt["outcome"] for attempt in attempts] == ["failed"] * 3
         for ended, next_one in itertools.pairwise(attempts):
-            pause = _seconds(next_one["submittedAt"]) - _seconds(ended["endedAt"])
+            # The next driver may start during the retry interval; its queries may not.
+            pause = _seconds(next_one["runningAt"]) - _seconds(ended["endedAt"])
             assert pause >= 2.0, attempts
         events = api.get(f"/api/v1/applications/{app_id}/events").json()["items"]
         assert [e["kind"] for e in events].count("restarting") == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from streamjobs.launch.command import (
     spark_submit_command,
     wrapped,
 )
+from streamjobs.runner.__main__ import parse_args
 from streamjobs.runner.main import load_connections, load_job
 from tests.factories import (
     changed,
@@ -109,6 +111,28 @@ def test_a_pipeline_that_reports_reads_its_token_from_a_file_and_its_connections
     assert option_values(argv, "--report-token-file") == [f"{ATTEMPT_DIR}/report-token"]
     assert not any("s3cret-token" in arg for arg in argv)
     assert "spark-sql-kafka" in conf_of(argv)["spark.jars.packages"]
+
+
+def test_a_held_restart_tells_the_runner_when_its_queries_may_start() -> None:
+    due = datetime(2026, 11, 24, 15, 0, 5, 250000, tzinfo=UTC)
+    argv = command_for(attempt_for(pipeline_manifest(), ATTEMPT_DIR, hold_until=due)).argv
+    assert option_values(argv, "--hold-until") == ["2026-11-24T15:00:05.250000+00:00"]
+    runner_argv = argv[argv.index(str(TOOLCHAIN.runner_entry)) + 1 :]
+    assert parse_args(runner_argv).hold_until == due
+    assert "--hold-until" not in command_for(attempt_for(pipeline_manifest(), ATTEMPT_DIR)).argv
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [("tomorrow", "is not an ISO 8601 time"), ("2026-11-24T15:00:05", "has no UTC offset")],
+)
+def test_the_runner_refuses_a_hold_it_cannot_read(
+    value: str, words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["--manifest", "job.yaml", "--hold-until", value])
+    assert exited.value.code == 2
+    assert words in capsys.readouterr().err
 
 
 def test_a_python_job_runs_its_file_as_a_local_path_with_its_arguments() -> None:

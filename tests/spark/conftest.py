@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +85,7 @@ class PipelineRunner:
         stop_when: Callable[[PipelineRun], bool] | None = None,
         environment: dict[str, str] | None = None,
         stop_file: Path | None = None,
+        hold_until: datetime | None = None,
         timeout: float = 180,
     ) -> int:
         """Run to the end (or until ``stop_when`` holds, checked twice a second)."""
@@ -94,6 +96,7 @@ class PipelineRunner:
             until_idle=until_idle,
             environment=environment or {},
             stop_file=str(stop_file) if stop_file else None,
+            hold_until=hold_until,
         )
         watcher = _Watcher(stop_when, timeout) if stop_when else None
         return run(request, reporter=self.reporter, on_started=watcher.start if watcher else None)

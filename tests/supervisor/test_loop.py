@@ -70,10 +70,11 @@ def test_on_failure_retries_twice_then_fails_after_three_execution_attempts(worl
         world.tick()
         app = world.app(application_id)
         assert app.state is AppState.PENDING_RERUN
-        world.tick(9)
-        assert len(world.launcher.drivers) == retry  # not before the interval
-        world.tick(1)
+        world.tick()  # the pipeline's next driver starts during the interval
         assert len(world.launcher.drivers) == retry + 1
+        assert world.launcher.drivers[-1].attempt.hold_until == app.next_attempt_at
+        assert world.app(application_id).state is AppState.STARTING
+        world.tick(10)
         world.report(application_id, {"type": "heartbeat"})
         world.tick()
         assert world.app(application_id).state is AppState.RUNNING

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from streamjobs.domain.manifest import RestartPolicy
-from streamjobs.domain.policy import RetryCounters
+from streamjobs.domain.policy import Outcome, RetryCounters
 from streamjobs.domain.states import AppEvent, AppState
 from streamjobs.supervisor.reconcile import (
     Action,
@@ -15,6 +15,7 @@ from streamjobs.supervisor.reconcile import (
     Observed,
     Request,
     Timing,
+    submission_due,
     tick,
 )
 
@@ -154,6 +155,13 @@ class TestRunning:
         assert action.event is AppEvent.RERUN_SCHEDULED
         assert action.changes["next_attempt_at"] == NOW + timedelta(seconds=1)
 
+    def test_a_pipeline_restart_wakes_the_loop_the_lead_before_it_is_due(self) -> None:
+        policy = {"type": "Always", "onFailureRetryInterval": 30}
+        held = one(self.running(exit_code=137, policy=policy, holds_queries=True))
+        assert held.wake_at == NOW + timedelta(seconds=30 - TIMING.restart_lead)
+        plain = one(self.running(exit_code=137, policy=policy))
+        assert plain.wake_at == NOW + timedelta(seconds=30)
+
     def test_a_silent_driver_is_killed(self) -> None:
         action = one(self.running(attempt_live=True, last_heartbeat_at=seconds_ago(61)))
         assert action.driver is DriverCall.KILL
@@ -189,6 +197,50 @@ class TestPendingRerun:
         assert action.changes["restarts"] == 1
         assert action.changes["submission_attempts"] == 2
         assert action.note == ("submitted", "attempt 2 submitted")
+        assert action.hold_until is None
+
+    def held(self, due_in: float, **fields: Any) -> Observed:
+        """A pipeline whose attempt 1 ran and failed, its restart due in ``due_in`` seconds."""
+        return app(
+            AppState.PENDING_RERUN,
+            **{
+                "attempt": 1,
+                "attempt_judged": True,
+                "attempt_outcome": Outcome.FAILED,
+                "holds_queries": True,
+                "next_attempt_at": NOW + timedelta(seconds=due_in),
+                **fields,
+            },
+        )
+
+    def test_a_pipeline_is_submitted_the_lead_early_and_holds_its_queries(self) -> None:
+        action = one(self.held(due_in=TIMING.restart_lead))
+        due = NOW + timedelta(seconds=TIMING.restart_lead)
+        assert action.driver is DriverCall.SUBMIT
+        assert action.event is AppEvent.RERUN_STARTED
+        assert action.hold_until == due
+        assert action.note == (
+            "submitted",
+            "attempt 2 submitted; its queries start at 12:00:20 UTC, when the retry interval ends",
+        )
+
+    def test_not_sooner_than_the_lead(self) -> None:
+        assert tick([self.held(due_in=TIMING.restart_lead + 1)], now=NOW, timing=TIMING) == []
+
+    def test_a_restart_already_due_holds_nothing(self) -> None:
+        assert one(self.held(due_in=0)).hold_until is None
+
+    def test_after_a_failure_to_start_waits_the_whole_interval(self) -> None:
+        failed_to_start = self.held(due_in=1, attempt_outcome=Outcome.SUBMISSION_FAILED)
+        assert tick([failed_to_start], now=NOW, timing=TIMING) == []
+
+    def test_a_driver_that_cannot_hold_its_queries_waits_the_whole_interval(self) -> None:
+        assert tick([self.held(due_in=1, holds_queries=False)], now=NOW, timing=TIMING) == []
+
+    def test_no_lead_when_the_lead_is_zero(self) -> None:
+        without = replace(TIMING, restart_lead=0)
+        assert tick([self.held(due_in=1)], now=NOW, timing=without) == []
+        assert submission_due(self.held(due_in=1), without) == NOW + timedelta(seconds=1)
 
 
 class TestTerminating:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
@@ -52,6 +53,9 @@ class AttemptSpec:
     report_url: str | None = None
     """Where a pipeline's runner posts its events (with ``report_token``)."""
     report_token: str | None = None
+    hold_until: datetime | None = None
+    """A pipeline's runner starts its Spark session at once but its queries no sooner than this
+    (a restart whose retry interval has not yet passed)."""
 
 
 @dataclass(frozen=True)

@@ -270,6 +270,8 @@ def runner_arguments(attempt: AttemptSpec) -> list[str]:
         "--stop-file",
         str(directory / STOP_FILE),
     ]
+    if attempt.hold_until is not None:
+        arguments += ["--hold-until", attempt.hold_until.isoformat()]
     if attempt.report_url:
         arguments += [
             "--report-url",

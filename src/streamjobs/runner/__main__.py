@@ -12,6 +12,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 
 from streamjobs.runner.main import RunRequest, run
 
@@ -27,6 +28,11 @@ def parse_args(argv: Sequence[str] | None = None) -> RunRequest:
     parser.add_argument("--checkpoint-root", help="root of derived checkpoint locations")
     parser.add_argument("--until-idle", action="store_true", help="stop once all are idle")
     parser.add_argument("--stop-file", help="stop gracefully once this file exists")
+    parser.add_argument(
+        "--hold-until",
+        type=_moment,
+        help="start the queries no sooner than this ISO 8601 time with its UTC offset",
+    )
     args = parser.parse_args(argv)
     if args.report_url and not args.report_token_file:
         parser.error("--report-url needs --report-token-file")
@@ -41,7 +47,18 @@ def parse_args(argv: Sequence[str] | None = None) -> RunRequest:
         until_idle=args.until_idle,
         environment=dict(os.environ),
         stop_file=args.stop_file,
+        hold_until=args.hold_until,
     )
+
+
+def _moment(text: str) -> datetime:
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time") from None
+    if moment.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"{text!r} has no UTC offset (e.g. +00:00)")
+    return moment
 
 
 if __name__ == "__main__":

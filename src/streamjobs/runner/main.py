@@ -12,6 +12,7 @@ import signal
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import IO
 
@@ -58,6 +59,9 @@ class RunRequest:
     """Stop gracefully once this file exists."""
     heartbeat_seconds: float = 10.0
     """How often a driver reporting over HTTP says it is alive."""
+    hold_until: datetime | None = None
+    """Start the Spark session at once but the queries no sooner than this; a stop asked
+    before then ends the run without starting them."""
 
 
 @dataclass(frozen=True)
@@ -145,14 +149,18 @@ def run(
         application_id=request.application_id,
     )
     previous = _stop_on_signals(pipeline_run)
-    watchers = _start_watchers(request, pipeline_run, reporter, clock)
-    _report_driver(spark, reporter, clock, request.application_id)
+    watchers = _stop_file_watchers(request, pipeline_run)
     try:
-        pipeline_run.start()
-        if on_started:
-            on_started(pipeline_run)
-        outcome = pipeline_run.wait(until_idle=request.until_idle)
-        listener.await_terminated(str(query.id) for query in pipeline_run.queries)
+        if request.hold_until is not None and not pipeline_run.hold(request.hold_until):
+            outcome = RunOutcome(exit_code=0, stopped=True)
+        else:
+            watchers += _heartbeats(request, reporter, clock)
+            _report_driver(spark, reporter, clock, request.application_id)
+            pipeline_run.start()
+            if on_started:
+                on_started(pipeline_run)
+            outcome = pipeline_run.wait(until_idle=request.until_idle)
+            listener.await_terminated(str(query.id) for query in pipeline_run.queries)
     finally:
         for watcher in watchers:
             watcher.cancel()
@@ -163,22 +171,24 @@ def run(
     return outcome.exit_code
 
 
-def _start_watchers(
-    request: RunRequest, pipeline_run: PipelineRun, reporter: Reporter, clock: SystemClock
-) -> list[Repeating]:
-    watchers = []
-    if request.stop_file:
-        watchers.append(watch_stop_file(Path(request.stop_file), pipeline_run.request_stop))
-    if request.report_url:
-        watchers.append(
-            send_heartbeats(
-                reporter,
-                clock=clock,
-                application_id=request.application_id,
-                interval=request.heartbeat_seconds,
-            )
-        )
-    return watchers
+def _stop_file_watchers(request: RunRequest, pipeline_run: PipelineRun) -> list[Repeating]:
+    if not request.stop_file:
+        return []
+    return [watch_stop_file(Path(request.stop_file), pipeline_run.request_stop)]
+
+
+def _heartbeats(request: RunRequest, reporter: Reporter, clock: SystemClock) -> list[Repeating]:
+    """Heartbeats for a driver reporting over HTTP; they start with the queries, so a driver
+    holding its queries is not yet seen running."""
+    if not request.report_url:
+        return []
+    beats = send_heartbeats(
+        reporter,
+        clock=clock,
+        application_id=request.application_id,
+        interval=request.heartbeat_seconds,
+    )
+    return [beats]
 
 
 def _report_driver(

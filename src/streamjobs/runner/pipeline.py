@@ -14,7 +14,7 @@ import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
@@ -103,6 +103,14 @@ class PipelineRun:
                 for planned in self._outputs
             ]
         return self.queries
+
+    def hold(self, until: datetime, *, poll_seconds: float = 0.5) -> bool:
+        """Wait until ``until`` before the queries start (a restart's retry interval, which the
+        driver spends starting up); False when a stop is asked first."""
+        while (left := (until - self._clock.now()).total_seconds()) > 0:
+            if self._stop_requested.wait(min(left, poll_seconds)):
+                return False
+        return not self._stop_requested.is_set()
 
     def request_stop(self) -> None:
         """Ask the run to stop after the micro-batch in flight (safe from a signal handler)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
@@ -66,8 +67,16 @@ class AttemptFactory:
         """``<apps>/<application>/<attempt>/``: the attempt's logs and files."""
         return self._apps_directory / application.id / str(number)
 
-    def spec_for(self, application: ApplicationRecord, number: int, token: str) -> AttemptSpec:
-        """The attempt ``number`` of ``application``; its driver reports with ``token``.
+    def spec_for(
+        self,
+        application: ApplicationRecord,
+        number: int,
+        token: str,
+        *,
+        hold_until: datetime | None = None,
+    ) -> AttemptSpec:
+        """The attempt ``number`` of ``application``; its driver reports with ``token`` and, when
+        ``hold_until`` is given, starts its queries no sooner.
 
         ``LaunchFailed`` when a secret the job names is missing from its bundle.
         """
@@ -91,6 +100,7 @@ class AttemptFactory:
             spark_conf_secrets=secrets.spark_conf,
             report_url=f"{self._public_url}/api/v1/applications/{application.id}/reports",
             report_token=token,
+            hold_until=hold_until,
         )
 
     def secrets_for(self, job: StreamingJob, connections: list[Connection]) -> AttemptSecrets:

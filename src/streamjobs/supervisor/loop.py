@@ -25,7 +25,7 @@ from datetime import datetime
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import StreamjobsError
 from streamjobs.domain.manifest import Deployment
-from streamjobs.domain.policy import RetryCounters
+from streamjobs.domain.policy import Outcome, RetryCounters
 from streamjobs.domain.states import ACTIVE_STATES, AppEvent, AppState
 from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFailed
 from streamjobs.launch.spark_ui import read_executors
@@ -35,7 +35,15 @@ from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Store
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.executors import ExecutorPolls, ExecutorReader
-from streamjobs.supervisor.reconcile import Action, DriverCall, Observed, Request, Timing, tick
+from streamjobs.supervisor.reconcile import (
+    Action,
+    DriverCall,
+    Observed,
+    Request,
+    Timing,
+    submission_due,
+    tick,
+)
 from streamjobs.supervisor.terms import ApplicationTerms
 from streamjobs.supervisor.wakeups import Wakeups
 
@@ -92,7 +100,9 @@ class Supervisor:
                 self._apply(action)
             except StreamjobsError as error:  # changed meanwhile: the next tick sees it anew
                 log.info("supervisor: %s: %s", action.application_id, error.detail)
-        self._next_due = _next_attempt_due(observed, actions, after=now)
+        self._next_due = _next_submission_due(
+            observed, actions, after=now, timing=self._config.timing
+        )
         self._starting = frozenset(
             app.id for app in observed if app.state is AppState.STARTING and not app.driver_ready
         )
@@ -213,6 +223,8 @@ class Supervisor:
             attempt_judged=bool(attempt and attempt.outcome),
             driver_ready=ready,
             last_heartbeat_at=_heartbeat_of(application, attempt),
+            holds_queries=terms.reports,
+            attempt_outcome=_outcome_of(attempt),
         )
 
     def _driver_ready(
@@ -296,7 +308,8 @@ class Supervisor:
                 )
         if action.driver is DriverCall.SUBMIT:
             assert token is not None
-            self._submit(application, (attempt.number if attempt else 0) + 1, token)
+            number = (attempt.number if attempt else 0) + 1
+            self._submit(application, number, token, hold_until=action.hold_until)
         elif action.driver is not None and attempt is not None and attempt.pid is not None:
             launcher = self._launcher(application)
             call = {
@@ -306,11 +319,18 @@ class Supervisor:
             }[action.driver]
             call(handle_of(attempt))
 
-    def _submit(self, application: ApplicationRecord, number: int, token: str) -> None:
+    def _submit(
+        self,
+        application: ApplicationRecord,
+        number: int,
+        token: str,
+        *,
+        hold_until: datetime | None,
+    ) -> None:
         now = self._clock.now()
         directory = self._attempts.directory_for(application, number)
         try:
-            spec = self._attempts.spec_for(application, number, token)
+            spec = self._attempts.spec_for(application, number, token, hold_until=hold_until)
             handle = self._launcher(application).submit(spec)
         except (LaunchFailed, InvalidLaunch) as error:
             with self._store.transaction() as repos:
@@ -364,13 +384,24 @@ def handle_of(attempt: AttemptRecord) -> DriverHandle:
     )
 
 
-def _next_attempt_due(
-    observed: list[Observed], actions: list[Action], *, after: datetime
+def _next_submission_due(
+    observed: list[Observed], actions: list[Action], *, after: datetime, timing: Timing
 ) -> datetime | None:
-    """The earliest time after ``after`` an application's next attempt is due, if any is."""
-    due = [app.next_attempt_at for app in observed if app.state is AppState.PENDING_RERUN]
-    due += [action.changes.get("next_attempt_at") for action in actions]
-    return min((at for at in due if at is not None and at > after), default=None)
+    """The earliest time an application's next attempt is to be submitted, if any is: after
+    ``after`` for those waiting already (the due ones were submitted by this tick), and
+    whenever it is for those this tick scheduled (at once, when already due)."""
+    waiting = [
+        submission_due(app, timing) for app in observed if app.state is AppState.PENDING_RERUN
+    ]
+    due = [at for at in waiting if at is not None and at > after]
+    due += [action.wake_at for action in actions if action.wake_at is not None]
+    return min(due, default=None)
+
+
+def _outcome_of(attempt: AttemptRecord | None) -> Outcome | None:
+    """How the attempt was judged to have ended (None: not yet, or it was stopped or aborted)."""
+    judged = (attempt.outcome or "").upper() if attempt else ""
+    return Outcome(judged) if judged in Outcome.__members__ else None
 
 
 def _heartbeat_of(application: ApplicationRecord, attempt: AttemptRecord | None) -> datetime | None:

@@ -11,7 +11,10 @@ Per state:
   it is RUNNING; a driver that exits first failed to start (or finished, with exit code 0).
 - RUNNING: a driver that exited is judged by the restart policy (``domain.policy``); one that
   stopped sending heartbeats for ``heartbeat_timeout`` is killed, and judged when it is gone.
-- PENDING_RERUN: the next attempt starts when its time has come.
+- PENDING_RERUN: the next attempt starts when its time has come. A pipeline restarted after an
+  attempt that ran is submitted up to ``restart_lead`` earlier, and its runner holds the queries
+  until the time has come: the driver's JVM and Spark session start during the retry interval
+  rather than after it, and nothing reads or writes data sooner than the policy allows.
 - TERMINATING: stop or abort the driver, escalating to SIGTERM after ``stop_timeout`` and to
   SIGKILL after ``abort_grace``; once it is gone, STOPPED or ABORTED.
 """
@@ -19,7 +22,7 @@ Per state:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -55,6 +58,8 @@ class Timing:
     """How long a graceful stop may take before the driver is aborted."""
     abort_grace: float = 15.0
     """How long after SIGTERM before SIGKILL."""
+    restart_lead: float = 20.0
+    """How long before a restart is due a pipeline's next driver may be submitted."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,10 @@ class Observed:
     """The latest attempt's driver reported, or its Spark UI answered (it may have ended since)."""
     last_heartbeat_at: datetime | None = None
     """The latest report from the latest attempt's driver, if it ever reported."""
+    holds_queries: bool = False
+    """The driver is a pipeline's runner, which can start and hold its queries until a time."""
+    attempt_outcome: Outcome | None = None
+    """How the latest attempt was judged to have ended, once it was."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +113,10 @@ class Action:
     """(kind, message) for the application's events."""
     attempt_outcome: str | None = None
     """How the latest attempt ended, to record on it."""
+    hold_until: datetime | None = None
+    """For SUBMIT: the driver starts now but holds its queries until then."""
+    wake_at: datetime | None = None
+    """When the loop should tick again for this application (its next submission)."""
 
 
 def tick(observed: Sequence[Observed], *, now: datetime, timing: Timing) -> list[Action]:
@@ -117,8 +130,9 @@ def _actions_for(app: Observed, now: datetime, timing: Timing) -> Iterator[Actio
     elif app.state is AppState.RUNNING:
         yield from _running(app, now, timing)
     elif app.state is AppState.PENDING_RERUN:
-        if app.next_attempt_at is None or app.next_attempt_at <= now:
-            yield _submit(app, AppEvent.RERUN_STARTED, restarts=app.restarts + 1)
+        due = submission_due(app, timing)
+        if due is None or due <= now:
+            yield _rerun(app, now)
     elif app.state is AppState.TERMINATING:
         yield from _terminating(app, now, timing)
 
@@ -138,18 +152,18 @@ def _starting(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
         # It reported, so it ran, and ended before a tick saw it running.
         outcome = Outcome.SUCCEEDED if app.exit_code == 0 else Outcome.FAILED
         ran = {"execution_attempts": app.execution_attempts + 1}
-        yield _judged(app, outcome, now, healthy_seconds=0, **ran)
+        yield _judged(app, outcome, now, timing, healthy_seconds=0, **ran)
     elif not app.attempt_live:
         succeeded = app.exit_code == 0
         outcome = Outcome.SUCCEEDED if succeeded else Outcome.SUBMISSION_FAILED
-        yield _judged(app, outcome, now, healthy_seconds=0)
+        yield _judged(app, outcome, now, timing, healthy_seconds=0)
 
 
 def _running(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
     if not app.attempt_live:
         outcome = Outcome.SUCCEEDED if app.exit_code == 0 else Outcome.FAILED
         healthy = (now - app.running_since).total_seconds() if app.running_since else 0.0
-        yield _judged(app, outcome, now, healthy_seconds=healthy)
+        yield _judged(app, outcome, now, timing, healthy_seconds=healthy)
     elif _silent(app, now, timing):
         yield Action(
             app.id,
@@ -193,6 +207,37 @@ def _terminated(app: Observed) -> Action:
     )
 
 
+def submission_due(app: Observed, timing: Timing) -> datetime | None:
+    """When a PENDING_RERUN application's next attempt is to be submitted (None: at once).
+
+    ``restart_lead`` before it is due when the driver can hold its queries and the last
+    attempt ran: one that failed to start may fail as fast again, and its retry interval is
+    the only pause between such attempts.
+    """
+    if app.next_attempt_at is None:
+        return None
+    return _submission_time(app.next_attempt_at, app.holds_queries, app.attempt_outcome, timing)
+
+
+def _submission_time(
+    due: datetime, holds_queries: bool, outcome: Outcome | None, timing: Timing
+) -> datetime:
+    ran = outcome in (Outcome.FAILED, Outcome.SUCCEEDED)
+    return due - timedelta(seconds=timing.restart_lead) if holds_queries and ran else due
+
+
+def _rerun(app: Observed, now: datetime) -> Action:
+    action = _submit(app, AppEvent.RERUN_STARTED, restarts=app.restarts + 1)
+    due = app.next_attempt_at
+    if due is None or due <= now:
+        return action
+    held = (
+        f"attempt {(app.attempt or 0) + 1} submitted; its queries start at "
+        f"{due:%H:%M:%S} UTC, when the retry interval ends"
+    )
+    return replace(action, hold_until=due, note=("submitted", held))
+
+
 def _submit(app: Observed, event: AppEvent | None, **changes: Any) -> Action:
     number = (app.attempt or 0) + 1
     return Action(
@@ -212,7 +257,13 @@ def _submit(app: Observed, event: AppEvent | None, **changes: Any) -> Action:
 
 
 def _judged(
-    app: Observed, outcome: Outcome, now: datetime, *, healthy_seconds: float, **more: Any
+    app: Observed,
+    outcome: Outcome,
+    now: datetime,
+    timing: Timing,
+    *,
+    healthy_seconds: float,
+    **more: Any,
 ) -> Action:
     decision = decide(
         app.policy,
@@ -230,8 +281,11 @@ def _judged(
         "error_message": app.launch_error or _error_for(outcome, app.exit_code),
         **more,
     }
+    wake_at = None
     if decision.event is AppEvent.RERUN_SCHEDULED:
-        changes["next_attempt_at"] = now + timedelta(seconds=decision.delay_seconds)
+        due = now + timedelta(seconds=decision.delay_seconds)
+        changes["next_attempt_at"] = due
+        wake_at = _submission_time(due, app.holds_queries, outcome, timing)
     return Action(
         app.id,
         app.version,
@@ -239,6 +293,7 @@ def _judged(
         changes,
         note=(_note_kind(decision), f"driver exited with code {code}; {decision.reason}"),
         attempt_outcome=str(outcome).lower(),
+        wake_at=wake_at,
     )
 
 

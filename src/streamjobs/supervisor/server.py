@@ -25,6 +25,7 @@ def supervisor_for(services: Services) -> Supervisor:
                 heartbeat_timeout=settings.heartbeat_timeout_seconds,
                 stop_timeout=settings.stop_timeout_seconds,
                 abort_grace=settings.abort_grace_seconds,
+                restart_lead=settings.restart_lead_seconds,
             ),
             interval_seconds=settings.supervisor_interval_seconds,
         ),
