@@ -19,7 +19,7 @@ test: java postgres maven chromium $(VENV)/.installed-dev lint
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check $(SOURCES)
 	$(BIN)/ruff format --check $(SOURCES)
-	$(BIN)/mypy src/streamjobs/domain
+	$(BIN)/mypy src/streamjobs/domain src/streamjobs/store src/streamjobs/services src/streamjobs/supervisor src/streamjobs/launch
 	$(BIN)/lint-imports
 
 # The benchmark figures (bench/README.md): rewrites bench/REPORT.md and its charts. Not part of
