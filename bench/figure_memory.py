@@ -123,8 +123,25 @@ def details(measured: Measured) -> str:
         + "\n".join(lines)
         + "\n\n**(a) - (b), medians.** "
         + ", ".join(differences)
-        + "."
+        + ".\n\n**What each run's JVM peak was made of** (the processes of its highest JVM "
+        "sample, MiB):\n\n" + "\n".join(jvm_peak_lines(parquet_runs(measured)))
     )
+
+
+def jvm_peak_lines(runs: list[Run]) -> list[str]:
+    """One bullet per run: when its JVM peak came and each JVM in it (pid, main class, RSS)."""
+    lines = []
+    for run in runs:
+        peak = run.memory.peak_sample(JVM)
+        if peak is None:
+            continue
+        jvms = [p for p in peak.processes if p.kind == JVM]
+        parts = " + ".join(f"{p.label} (pid {p.pid}) {p.rss / (1024 * 1024):,.0f}" for p in jvms)
+        lines.append(
+            f"- #{run.repetition + 1} {LABELS[run.subject]}: at {peak.at:.1f} s of "
+            f"{run.memory.seconds:.1f} s: {parts or 'none'}"
+        )
+    return lines
 
 
 def notes(measured: Measured) -> list[str]:

@@ -13,7 +13,9 @@ against which a 100 ms sampler may miss a short peak.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -31,6 +33,18 @@ PYTHON = "python"
 OTHER = "other"
 KINDS = (JVM, PYTHON, OTHER)
 MIB = 1024 * 1024
+MAIN_CLASS = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_$][\w$]*)+")
+
+
+@dataclass(frozen=True)
+class ProcessRss:
+    """One process's RSS in a sample: its pid, kind, what it runs (a JVM's main class, else the
+    program), in bytes."""
+
+    pid: int
+    kind: str
+    label: str
+    rss: int
 
 
 @dataclass(frozen=True)
@@ -39,6 +53,8 @@ class Sample:
 
     at: float
     rss: Mapping[str, int]
+    processes: tuple[ProcessRss, ...] = ()
+    """Each process of the sample, so a peak can be taken apart."""
 
     @property
     def total(self) -> int:
@@ -66,6 +82,10 @@ class TreeMemory:
     def high_water_mib(self, kind: str) -> float:
         return self.high_water.get(kind, 0) / MIB
 
+    def peak_sample(self, kind: str) -> Sample | None:
+        """The sample with the highest RSS of the kind's processes together."""
+        return max(self.samples, key=lambda sample: sample.rss.get(kind, 0), default=None)
+
 
 def kind_of(name: str, command: Sequence[str]) -> str:
     """JVM, Python or other, from a process's name and command line."""
@@ -75,6 +95,19 @@ def kind_of(name: str, command: Sequence[str]) -> str:
     if name.startswith("python") or program.startswith("python"):
         return PYTHON
     return OTHER
+
+
+def label_of(name: str, command: Sequence[str]) -> str:
+    """What a process runs: a JVM's main class (or ``-jar`` file), else its program's name."""
+    if kind_of(name, command) != JVM:
+        return os.path.basename(command[0]) if command else name
+    for previous, argument in itertools.pairwise(command):
+        if previous == "-jar":
+            return os.path.basename(argument)
+        class_path = previous in ("-cp", "-classpath", "--class-path")
+        if not class_path and MAIN_CLASS.fullmatch(argument):
+            return argument
+    return "java"
 
 
 def high_water_bytes(status: str) -> int:
@@ -156,20 +189,22 @@ def _sample_until_gone(
                 for child in [root, *root.children(recursive=True)]:
                     watched.setdefault(child.pid, child)
         rss = dict.fromkeys(KINDS, 0)
-        alive = 0
+        processes = []
         for pid, watched_process in list(watched.items()):
             try:
-                kind = kind_of(watched_process.name(), watched_process.cmdline())
-                rss[kind] += watched_process.memory_info().rss
+                name, command = watched_process.name(), watched_process.cmdline()
+                kind = kind_of(name, command)
+                resident = watched_process.memory_info().rss
                 peak = high_water_bytes(Path(f"/proc/{pid}/status").read_text())
             except (psutil.Error, OSError):
                 del watched[pid]
                 continue
-            alive += 1
+            rss[kind] += resident
+            processes.append(ProcessRss(pid, kind, label_of(name, command), resident))
             peaks[pid] = (kind, max(peak, peaks.get(pid, (kind, 0))[1]))
-        if alive:
-            samples.append(Sample(at=now - started, rss=rss))
-        if process.poll() is not None and not alive:
+        if processes:
+            samples.append(Sample(at=now - started, rss=rss, processes=tuple(processes)))
+        if process.poll() is not None and not processes:
             break
         time.sleep(interval)
     return TreeMemory(

@@ -15,7 +15,16 @@ from bench.profiles import (
     read_collapsed,
     short_path,
 )
-from bench.rss import JVM, OTHER, PYTHON, Sample, TreeMemory, high_water_bytes, kind_of
+from bench.rss import (
+    JVM,
+    OTHER,
+    PYTHON,
+    Sample,
+    TreeMemory,
+    high_water_bytes,
+    kind_of,
+    label_of,
+)
 from bench.rss import largest_high_water as largest
 
 SITE = "/work/.venv/lib/python3.11/site-packages"
@@ -144,3 +153,28 @@ class TestMemorySampling:
         assert memory.peak_mib(PYTHON) == 60
         assert memory.peak_total_mib == 345
         assert memory.high_water_mib(JVM) == 310
+        assert memory.peak_sample(JVM) == memory.samples[1]
+
+    @pytest.mark.parametrize(
+        ("name", "command", "label"),
+        [
+            (
+                "java",
+                [
+                    "/usr/bin/java",
+                    "-cp",
+                    "/a.jar:/b",
+                    "-Xmx1g",
+                    "org.apache.spark.deploy.SparkSubmit",
+                ],
+                "org.apache.spark.deploy.SparkSubmit",
+            ),
+            ("java", ["java", "-Dlog4j.configuration=x.properties", "-jar", "/opt/k.jar"], "k.jar"),
+            ("java", ["java", "-version"], "java"),
+            ("python3.11", ["/venv/bin/python", "-m", "streamjobs.runner"], "python"),
+        ],
+    )
+    def test_labels_a_jvm_by_its_main_class_and_others_by_their_program(
+        self, name: str, command: list[str], label: str
+    ) -> None:
+        assert label_of(name, command) == label

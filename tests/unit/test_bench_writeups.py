@@ -19,7 +19,7 @@ from bench.load_generator import ROUTES
 from bench.profiles import read_collapsed
 from bench.progress import ProcessingWindow
 from bench.report import render
-from bench.rss import JVM, OTHER, PYTHON, Sample, TreeMemory
+from bench.rss import JVM, OTHER, PYTHON, ProcessRss, Sample, TreeMemory
 from bench.throughput_subjects import BASELINE, STREAMJOBS, RunPaths
 
 from tests.unit.test_bench_report import MACHINE
@@ -109,8 +109,12 @@ class TestControlPlane:
 
 
 def memory(jvm: int, python: int) -> TreeMemory:
+    processes = (
+        ProcessRss(101, JVM, "org.apache.spark.deploy.SparkSubmit", jvm * MIB),
+        ProcessRss(100, PYTHON, "python", python * MIB),
+    )
     return TreeMemory(
-        samples=(Sample(0.0, {JVM: jvm * MIB, PYTHON: python * MIB, OTHER: MIB}),),
+        samples=(Sample(0.0, {JVM: jvm * MIB, PYTHON: python * MIB, OTHER: MIB}, processes),),
         high_water={JVM: jvm * MIB, PYTHON: python * MIB, OTHER: MIB},
         seconds=30.0,
     )
@@ -153,3 +157,7 @@ class TestMemory:
         assert both.candidate == (580.0,)
         assert all(item.target is None for item in result.comparisons)
         assert "JVM +100 MiB, Python +30 MiB" in result.details
+        assert (
+            "- #1 (a) streamjobs: at 0.0 s of 30.0 s: "
+            "org.apache.spark.deploy.SparkSubmit (pid 101) 500" in result.details
+        )
