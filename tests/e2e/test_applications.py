@@ -226,7 +226,9 @@ def test_a_failing_pipeline_is_retried_then_fails_after_three_execution_attempts
         assert [attempt["outcome"] for attempt in attempts] == ["failed"] * 3
         for ended, next_one in itertools.pairwise(attempts):
             # The next driver may start during the retry interval; its queries may not.
-            pause = _seconds(next_one["runningAt"]) - _seconds(ended["endedAt"])
+            # runningAt is empty when a tick never saw it running: it then ended a failure.
+            ran = next_one["runningAt"] or next_one["endedAt"]
+            pause = _seconds(ran) - _seconds(ended["endedAt"])
             assert pause >= 2.0, attempts
         events = api.get(f"/api/v1/applications/{app_id}/events").json()["items"]
         assert [e["kind"] for e in events].count("restarting") == 2

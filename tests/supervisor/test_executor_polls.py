@@ -66,3 +66,22 @@ def test_a_runner_that_never_reports_is_asked_after_the_grace_time(world: World)
     world.tick(1)
     assert reader.asked == 1
     assert world.app(application.id).state is AppState.RUNNING
+
+
+def test_the_grace_of_a_driver_holding_its_queries_starts_when_the_hold_ends(world: World) -> None:
+    reader = with_reader(world)
+    name = world.create_job(restartPolicy={"type": "Always", "onFailureRetryInterval": 15})
+    application = world.services.applications.run(name, actor=ALICE)
+    world.tick()
+    world.report(application.id, {"type": "driver"})
+    world.tick(1)
+    world.launcher.exit(-1, 137)
+    world.tick()
+    world.tick()  # submitted at once, holding its queries for 15 s
+    assert world.launcher.drivers[-1].attempt.hold_until is not None
+    world.tick(15 + REPORT_GRACE_SECONDS - 1)
+    assert reader.asked == 0
+    assert world.app(application.id).state is AppState.STARTING
+    world.tick(1)
+    assert reader.asked == 1
+    assert world.app(application.id).state is AppState.RUNNING

@@ -37,14 +37,17 @@ def test_a_held_driver_is_starting_until_it_reports_then_running(world: World) -
     application_id = started(world, restartPolicy={"type": "Always", "onFailureRetryInterval": 5})
     world.launcher.exit(-1, 137)
     world.tick(1)  # later than the last report of the attempt that died
+    due = world.app(application_id).next_attempt_at
     world.tick()
-    assert world.app(application_id).state is AppState.STARTING
+    assert world.launcher.drivers[-1].attempt.hold_until == due
+    held = world.app(application_id)
+    assert (held.state, held.next_attempt_at) == (AppState.STARTING, due)
     world.tick(5)
     assert world.app(application_id).state is AppState.STARTING
     world.report(application_id, {"type": "driver"})
     world.tick()
     app = world.app(application_id)
-    assert app.state is AppState.RUNNING
+    assert (app.state, app.next_attempt_at) == (AppState.RUNNING, None)
     assert (app.restarts, app.execution_attempts) == (1, 2)
 
 
@@ -53,6 +56,7 @@ def test_a_held_driver_can_be_stopped_before_its_queries_start(world: World) -> 
     world.launcher.exit(-1, 137)
     world.tick()
     world.tick()
+    assert world.launcher.drivers[-1].attempt.hold_until is not None
     world.services.applications.stop("ticks", actor=ALICE)
     world.tick()
     assert world.launcher.drivers[-1].calls == ["stop"]
@@ -91,6 +95,25 @@ def test_a_program_that_cannot_hold_its_queries_waits_the_whole_interval(world: 
     assert world.app(application.id).state is AppState.RUNNING
     world.launcher.exit(-1, 137)
     world.tick()
+    world.tick(4)
+    assert len(world.launcher.drivers) == 1
+    world.tick(1)
+    assert len(world.launcher.drivers) == 2
+    assert world.launcher.drivers[-1].attempt.hold_until is None
+
+
+def test_a_held_driver_that_fails_to_start_is_retried_after_the_whole_interval(
+    world: World,
+) -> None:
+    application_id = started(world, restartPolicy={"type": "Always", "onFailureRetryInterval": 5})
+    world.launcher.exit(-1, 137)
+    world.tick(1)  # later than the last report of the attempt that died
+    world.launcher.refuse_submissions("spark-submit not found")
+    world.tick()  # submitted the lead early and refused: it never ran
+    world.tick(1)
+    app = world.app(application_id)
+    assert app.state is AppState.PENDING_RERUN
+    assert app.next_attempt_at == world.clock.now() + timedelta(seconds=5)
     world.tick(4)
     assert len(world.launcher.drivers) == 1
     world.tick(1)

@@ -74,7 +74,20 @@ class TestStarting:
     def test_a_driver_that_reports_is_running(self) -> None:
         action = one(app(attempt=1, attempt_live=True, driver_ready=True, execution_attempts=1))
         assert action.event is AppEvent.DRIVER_RUNNING
-        assert action.changes == {"running_since": NOW, "execution_attempts": 2}
+        assert action.changes == {
+            "running_since": NOW,
+            "execution_attempts": 2,
+            "next_attempt_at": None,
+        }
+
+    def test_a_submit_made_again_keeps_the_hold_of_the_one_that_did_not_land(self) -> None:
+        due = NOW + timedelta(seconds=5)
+        claimed = app(attempt=1, attempt_judged=True, next_attempt_at=due, submission_attempts=2)
+        action = one(claimed)
+        assert action.driver is DriverCall.SUBMIT
+        assert (action.hold_until, action.changes["next_attempt_at"]) == (due, due)
+        passed = one(replace(claimed, next_attempt_at=seconds_ago(1)))
+        assert (passed.hold_until, passed.changes["next_attempt_at"]) == (None, None)
 
     def test_a_driver_that_exits_before_running_failed_to_start(self) -> None:
         policy = {"type": "OnFailure", "onSubmissionFailureRetries": 1}

@@ -259,3 +259,37 @@ def test_the_page_sends_the_unauthenticated_to_sign_in(anonymous_web: httpx.Clie
     response = anonymous_web.get("/applications/anything")
     assert response.status_code == 303
     assert response.headers["location"] == "/signin?next=%2Fapplications%2Fanything"
+
+
+def test_a_restart_shows_when_its_next_attempt_and_then_its_held_queries_start(
+    browser: Browser,
+) -> None:
+    stage = browser.stage
+    policy = {"type": "Always", "onFailureRetryInterval": 10}
+    job = pipeline_manifest("restarts", restartPolicy=policy)
+    stage.api.put("/api/v1/jobs/restarts", json=job).raise_for_status()
+    application_id = stage.api.post("/api/v1/jobs/restarts/run").json()["id"]
+    stage.tick()
+    assert stage.report(application_id, [{"type": "heartbeat", "sequence": 0}]).is_success
+    stage.tick()
+    page = browser.page(f"/applications/{application_id}").text
+    assert re.search(r'<dd data-fact="nextAttemptAt" hidden>\s*</dd>', page)
+    stage.services.clock.advance(1)  # type: ignore[attr-defined]
+    stage.launcher.exit(-1, 137)
+    stage.tick()
+    due = stage.api.get(f"/api/v1/applications/{application_id}").json()["nextAttemptAt"]
+    assert due == "2026-01-01T00:00:11+00:00"
+    page = browser.page(f"/applications/{application_id}").text
+    assert re.search(r'data-fact-term="nextAttemptAt" >\s*Next attempt\s*</dt>', page)
+    assert f'datetime="{due}"' in fact(page, "nextAttemptAt")
+    stage.tick()  # submitted the lead early: it holds its queries until then
+    page = browser.page(f"/applications/{application_id}").text
+    assert 'data-state="STARTING"' in page
+    assert re.search(r'data-fact-term="nextAttemptAt" >\s*Queries start\s*</dt>', page)
+    assert f'datetime="{due}"' in fact(page, "nextAttemptAt")
+
+
+def fact(page: str, name: str) -> str:
+    found = re.search(rf'<dd data-fact="{name}"[^>]*>(.*?)</dd>', page, re.DOTALL)
+    assert found, name
+    return found.group(1)

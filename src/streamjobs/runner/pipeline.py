@@ -104,13 +104,18 @@ class PipelineRun:
             ]
         return self.queries
 
-    def hold(self, until: datetime, *, poll_seconds: float = 0.5) -> bool:
+    def hold(self, until: datetime, *, poll_seconds: float = 0.2) -> bool:
         """Wait until ``until`` before the queries start (a restart's retry interval, which the
-        driver spends starting up); False when a stop is asked first."""
-        while (left := (until - self._clock.now()).total_seconds()) > 0:
-            if self._stop_requested.wait(min(left, poll_seconds)):
-                return False
-        return not self._stop_requested.is_set()
+        driver spends starting up); False when a stop is asked first.
+
+        It sleeps rather than waiting on the stop event: a signal handler setting the event
+        while this thread holds the event's lock in ``wait`` would deadlock."""
+        while not self._stop_requested.is_set():
+            left = (until - self._clock.now()).total_seconds()
+            if left <= 0:
+                return True
+            time.sleep(min(left, poll_seconds))
+        return False
 
     def request_stop(self) -> None:
         """Ask the run to stop after the micro-batch in flight (safe from a signal handler)."""

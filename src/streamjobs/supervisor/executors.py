@@ -5,8 +5,9 @@ run), then every ``EXECUTOR_POLL_SECONDS``. A driver that reports (a pipeline's 
 asked while it starts up: its first report says it runs, and the first request to Spark's REST
 API costs the driver a burst of CPU (its JAX-RS stack starts then), which a small machine takes
 from the query's start and first micro-batch. It is asked once the attempt's first micro-batch
-is committed, or ``REPORT_GRACE_SECONDS`` after it was submitted (its reports may not reach
-this server, or its first batch is a long one).
+is committed, or ``REPORT_GRACE_SECONDS`` after it was submitted, or after its hold ended when it
+was submitted early to hold its queries (its reports may not reach this server, or its first
+batch is a long one).
 """
 
 from __future__ import annotations
@@ -62,8 +63,12 @@ class ExecutorPolls:
 
 def past_start_up(application: ApplicationRecord, attempt: AttemptRecord, now: datetime) -> bool:
     """Whether a reporting driver's attempt committed its first micro-batch, or was submitted
-    ``REPORT_GRACE_SECONDS`` ago."""
+    (or ended its hold) ``REPORT_GRACE_SECONDS`` ago."""
     latest = application.latest or {}
     if latest.get("attempt") == attempt.number and "firstBatchCommittedAt" in latest:
         return True
-    return (now - attempt.submitted_at).total_seconds() >= REPORT_GRACE_SECONDS
+    started = attempt.submitted_at
+    held_until = application.next_attempt_at
+    if application.state == AppState.STARTING and held_until is not None:
+        started = max(started, held_until)
+    return (now - started).total_seconds() >= REPORT_GRACE_SECONDS

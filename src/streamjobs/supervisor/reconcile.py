@@ -22,7 +22,7 @@ Per state:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -132,20 +132,24 @@ def _actions_for(app: Observed, now: datetime, timing: Timing) -> Iterator[Actio
     elif app.state is AppState.PENDING_RERUN:
         due = submission_due(app, timing)
         if due is None or due <= now:
-            yield _rerun(app, now)
+            yield _submit(app, AppEvent.RERUN_STARTED, now, restarts=app.restarts + 1)
     elif app.state is AppState.TERMINATING:
         yield from _terminating(app, now, timing)
 
 
 def _starting(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
     if app.attempt is None or app.attempt_judged:
-        yield _submit(app, None)
+        yield _submit(app, None, now)
     elif app.attempt_live and app.driver_ready:
         yield Action(
             app.id,
             app.version,
             AppEvent.DRIVER_RUNNING,
-            {"running_since": now, "execution_attempts": app.execution_attempts + 1},
+            {
+                "running_since": now,
+                "execution_attempts": app.execution_attempts + 1,
+                "next_attempt_at": None,
+            },
             note=("driver-running", f"attempt {app.attempt}: the driver is running"),
         )
     elif not app.attempt_live and app.driver_ready:
@@ -226,33 +230,30 @@ def _submission_time(
     return due - timedelta(seconds=timing.restart_lead) if holds_queries and ran else due
 
 
-def _rerun(app: Observed, now: datetime) -> Action:
-    action = _submit(app, AppEvent.RERUN_STARTED, restarts=app.restarts + 1)
-    due = app.next_attempt_at
-    if due is None or due <= now:
-        return action
-    held = (
-        f"attempt {(app.attempt or 0) + 1} submitted; its queries start at "
-        f"{due:%H:%M:%S} UTC, when the retry interval ends"
-    )
-    return replace(action, hold_until=due, note=("submitted", held))
-
-
-def _submit(app: Observed, event: AppEvent | None, **changes: Any) -> Action:
+def _submit(app: Observed, event: AppEvent | None, now: datetime, **changes: Any) -> Action:
+    """Submit the next attempt; while its restart is not yet due (submitted the lead early, or
+    again after a submit that did not land) its driver holds the queries until then, and
+    ``next_attempt_at`` keeps that time until the driver runs."""
     number = (app.attempt or 0) + 1
+    due = app.next_attempt_at
+    hold = due if due is not None and due > now else None
+    note = f"attempt {number} submitted"
+    if hold is not None:
+        note += f"; its queries start at {hold:%H:%M:%S} UTC, when the retry interval ends"
     return Action(
         app.id,
         app.version,
         event,
         {
             "submission_attempts": app.submission_attempts + 1,
-            "next_attempt_at": None,
+            "next_attempt_at": hold,
             "running_since": None,
             "exit_code": None,
             **changes,
         },
         driver=DriverCall.SUBMIT,
-        note=("submitted", f"attempt {number} submitted"),
+        note=("submitted", note),
+        hold_until=hold,
     )
 
 
@@ -278,6 +279,7 @@ def _judged(
         "submission_failures": decision.counters.submission_failures,
         "execution_failures": decision.counters.execution_failures,
         "running_since": None,
+        "next_attempt_at": None,
         "error_message": app.launch_error or _error_for(outcome, app.exit_code),
         **more,
     }

@@ -172,6 +172,15 @@
     root.querySelector(`[data-fact-term="${name}"]`).hidden = !present;
     setText(fact(name), present ? String(value) : "");
   }
+  // A restart's next attempt; once submitted early, when its held queries start.
+  function showNextAttempt(application) {
+    const iso = application.nextAttemptAt;
+    const term = root.querySelector('[data-fact-term="nextAttemptAt"]');
+    fact("nextAttemptAt").hidden = term.hidden = !iso;
+    setText(term, application.state === "STARTING" ? "Queries start" : "Next attempt");
+    if (iso) replaceTime(fact("nextAttemptAt"), iso);
+    else fact("nextAttemptAt").replaceChildren();
+  }
   function replaceTime(element, iso) {
     if (element.querySelector("time")?.dateTime === iso || (!iso && element.textContent === "–")) return;
     element.replaceChildren(when(iso));
@@ -190,6 +199,7 @@
     replaceTime(fact("finished"), finished);
     showOptionalFact("exitCode", application.exitCode);
     showOptionalFact("errorMessage", application.errorMessage);
+    showNextAttempt(application);
     showDuration();
   }
 
