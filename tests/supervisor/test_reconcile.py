@@ -15,6 +15,7 @@ from streamjobs.supervisor.reconcile import (
     Observed,
     Request,
     Timing,
+    next_submission_due,
     submission_due,
     tick,
 )
@@ -310,3 +311,17 @@ def test_every_application_gets_its_actions() -> None:
         "app-1",
         "app-2",
     ]
+
+
+def test_the_loop_wakes_for_the_earliest_submission_due() -> None:
+    held = replace(
+        app(AppState.PENDING_RERUN, attempt=1, attempt_outcome=Outcome.FAILED),
+        holds_queries=True,
+        next_attempt_at=NOW + timedelta(seconds=TIMING.restart_lead + 30),
+    )
+    waiting = next_submission_due([held], [], after=NOW, timing=TIMING)
+    assert waiting == NOW + timedelta(seconds=30)
+    due_now = Action("app-2", 1, wake_at=NOW)
+    assert next_submission_due([held], [due_now], after=NOW, timing=TIMING) == NOW
+    overdue = replace(held, next_attempt_at=NOW)  # submitted by this tick already
+    assert next_submission_due([overdue], [], after=NOW, timing=TIMING) is None

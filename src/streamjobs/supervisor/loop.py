@@ -25,7 +25,7 @@ from datetime import datetime
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import StreamjobsError
 from streamjobs.domain.manifest import Deployment
-from streamjobs.domain.policy import Outcome, RetryCounters
+from streamjobs.domain.policy import RetryCounters
 from streamjobs.domain.states import ACTIVE_STATES, AppEvent, AppState
 from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFailed
 from streamjobs.launch.spark_ui import read_executors
@@ -33,6 +33,7 @@ from streamjobs.services.application_state import move
 from streamjobs.services.identity import token_digest
 from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Store
+from streamjobs.supervisor.attempt_facts import handle_of, heartbeat_of, outcome_of
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.executors import ExecutorPolls, ExecutorReader
 from streamjobs.supervisor.reconcile import (
@@ -41,7 +42,7 @@ from streamjobs.supervisor.reconcile import (
     Observed,
     Request,
     Timing,
-    submission_due,
+    next_submission_due,
     tick,
 )
 from streamjobs.supervisor.terms import ApplicationTerms
@@ -100,7 +101,7 @@ class Supervisor:
                 self._apply(action)
             except StreamjobsError as error:  # changed meanwhile: the next tick sees it anew
                 log.info("supervisor: %s: %s", action.application_id, error.detail)
-        self._next_due = _next_submission_due(
+        self._next_due = next_submission_due(
             observed, actions, after=now, timing=self._config.timing
         )
         self._starting = frozenset(
@@ -200,7 +201,7 @@ class Supervisor:
             else:
                 application, attempt = self._record_exit(application, attempt, health.exit_code)
         if attempt is not None and not ready:
-            ready = _heartbeat_of(application, attempt) is not None
+            ready = heartbeat_of(application, attempt) is not None
         terms = self._terms_of(application)
         return Observed(
             id=application.id,
@@ -222,9 +223,9 @@ class Supervisor:
             launch_error=application.error_message if attempt and attempt.pid is None else None,
             attempt_judged=bool(attempt and attempt.outcome),
             driver_ready=ready,
-            last_heartbeat_at=_heartbeat_of(application, attempt),
+            last_heartbeat_at=heartbeat_of(application, attempt),
             holds_queries=terms.reports,
-            attempt_outcome=_outcome_of(attempt),
+            attempt_outcome=outcome_of(attempt),
         )
 
     def _driver_ready(
@@ -232,7 +233,7 @@ class Supervisor:
     ) -> tuple[ApplicationRecord, bool]:
         """Whether the driver reported or its REST API answers (then its executor figures are
         kept; ``supervisor.executors`` says when it is asked); the application afterwards."""
-        reported = _heartbeat_of(application, attempt) is not None
+        reported = heartbeat_of(application, attempt) is not None
         now = self._clock.now()
         polls = self._executor_polls
         if not polls.due(application, attempt, now, reports=self._terms_of(application).reports):
@@ -371,42 +372,3 @@ class Supervisor:
 
 class InvalidLaunch(LaunchFailed):
     """The server cannot launch this kind of job (e.g. no standalone master configured)."""
-
-
-def handle_of(attempt: AttemptRecord) -> DriverHandle:
-    assert attempt.pid is not None
-    return DriverHandle(
-        pid=attempt.pid,
-        started_at=attempt.process_started_at or 0.0,
-        directory=attempt.directory,
-        ui_port=attempt.ui_port or 0,
-        master=attempt.master or "",
-    )
-
-
-def _next_submission_due(
-    observed: list[Observed], actions: list[Action], *, after: datetime, timing: Timing
-) -> datetime | None:
-    """The earliest time an application's next attempt is to be submitted, if any is: after
-    ``after`` for those waiting already (the due ones were submitted by this tick), and
-    whenever it is for those this tick scheduled (at once, when already due)."""
-    waiting = [
-        submission_due(app, timing) for app in observed if app.state is AppState.PENDING_RERUN
-    ]
-    due = [at for at in waiting if at is not None and at > after]
-    due += [action.wake_at for action in actions if action.wake_at is not None]
-    return min(due, default=None)
-
-
-def _outcome_of(attempt: AttemptRecord | None) -> Outcome | None:
-    """How the attempt was judged to have ended (None: not yet, or it was stopped or aborted)."""
-    judged = (attempt.outcome or "").upper() if attempt else ""
-    return Outcome(judged) if judged in Outcome.__members__ else None
-
-
-def _heartbeat_of(application: ApplicationRecord, attempt: AttemptRecord | None) -> datetime | None:
-    """The last report of the latest attempt's driver (earlier attempts' reports do not count)."""
-    beat = application.last_heartbeat_at
-    if beat is None or attempt is None or beat < attempt.submitted_at:
-        return None
-    return beat

@@ -223,6 +223,20 @@ def submission_due(app: Observed, timing: Timing) -> datetime | None:
     return _submission_time(app.next_attempt_at, app.holds_queries, app.attempt_outcome, timing)
 
 
+def next_submission_due(
+    observed: Sequence[Observed], actions: Sequence[Action], *, after: datetime, timing: Timing
+) -> datetime | None:
+    """The earliest time an application's next attempt is to be submitted, if any is: after
+    ``after`` for those waiting already (the due ones were submitted by this tick), and
+    whenever it is for those this tick scheduled (at once, when already due)."""
+    waiting = [
+        submission_due(app, timing) for app in observed if app.state is AppState.PENDING_RERUN
+    ]
+    due = [at for at in waiting if at is not None and at > after]
+    due += [action.wake_at for action in actions if action.wake_at is not None]
+    return min(due, default=None)
+
+
 def _submission_time(
     due: datetime, holds_queries: bool, outcome: Outcome | None, timing: Timing
 ) -> datetime:

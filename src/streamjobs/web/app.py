@@ -19,6 +19,7 @@ from streamjobs.web.routes import (
     jobs,
     node_types,
     people,
+    pipeline_check,
     secrets,
     tokens,
 )
@@ -35,6 +36,7 @@ def install_web(app: FastAPI, services: Services) -> None:
     for module in (
         auth,
         jobs,
+        pipeline_check,
         job_form,
         job_detail,
         applications,

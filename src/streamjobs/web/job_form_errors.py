@@ -5,10 +5,12 @@ key/value or list field, by line next to the pipeline editor; anything else in t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from streamjobs.domain.errors import FieldError
+from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.services.container import Services
 from streamjobs.web.job_form_controls import ROW_GROUPS, Row, RowGroup
 from streamjobs.web.job_forms import ControlError, JobForm
 from streamjobs.web.yaml_text import PathPart, line_of, path_parts, position_line
@@ -127,3 +129,12 @@ def yaml_errors(text: str, errors: Sequence[FieldError]) -> FormErrors:
         line = line_of(text, parts) if parts is not None else None
         placed.append(ControlError("manifest", error.message, path=error.path, line=line))
     return FormErrors(tuple(placed))
+
+
+def validation_errors(services: Services, manifest: Mapping[str, Any]) -> tuple[FieldError, ...]:
+    """What the job service finds wrong with ``manifest`` (nothing is saved)."""
+    try:
+        services.jobs.validate(manifest)
+    except InvalidInput as invalid:
+        return invalid.errors
+    return ()

@@ -1,4 +1,4 @@
-"""The Create / Configure job form, Duplicate, Edit as YAML, and the pipeline editor's check.
+"""The Create / Configure job form, Duplicate and Edit as YAML.
 
 Each page turns what was typed into a manifest (``web.job_forms``) and gives it to the job service,
 exactly as the REST API does: the rules live there. Nothing is saved while there are errors; the
@@ -14,7 +14,7 @@ from typing import Any, get_args
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse, Response
 
 from streamjobs.domain.access import Actor, DomainPermission, require_domain_permission
 from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput, NotFound
@@ -33,7 +33,7 @@ from streamjobs.web.job_form_controls import (
     RESTART_POLICIES,
     TAGS,
 )
-from streamjobs.web.job_form_errors import PIPELINE_PATH, FormErrors, form_errors, yaml_errors
+from streamjobs.web.job_form_errors import FormErrors, form_errors, validation_errors, yaml_errors
 from streamjobs.web.job_forms import (
     ControlError,
     JobForm,
@@ -42,11 +42,10 @@ from streamjobs.web.job_forms import (
     form_from_manifest,
     manifest_from_form,
     new_job_manifest,
-    pipeline_check_manifest,
 )
 from streamjobs.web.job_pages import JobPages
 from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
-from streamjobs.web.yaml_text import dump_yaml, line_of, path_parts, read_mapping, without_empty
+from streamjobs.web.yaml_text import dump_yaml, read_mapping, without_empty
 
 router = APIRouter()
 
@@ -59,14 +58,6 @@ async def submitted_fields(request: Request) -> FormFields:
     """The submitted form, every name with all its values in order (rows repeat names)."""
     data = await request.form()
     return {key: [v for v in data.getlist(key) if isinstance(v, str)] for key in data}
-
-
-async def json_body(request: Request) -> Any:
-    """The request's JSON body, or None when it is not JSON."""
-    try:
-        return await request.json()
-    except ValueError:
-        return None
 
 
 @router.get("/jobs/new")
@@ -139,23 +130,6 @@ def create_job_from_yaml(
     )
 
 
-@router.post("/jobs/validate-pipeline")
-def validate_pipeline(
-    request: Request,
-    actor: Actor = Depends(page_actor),
-    body: Any = Depends(json_body),
-) -> JSONResponse:
-    """Check a pipeline block (``{"yaml": ..., "guarantee": ...}``) as the job service would:
-    ``{"errors": [{"path", "line", "message"}]}``, each line found in the YAML typed."""
-    check_csrf(request, page_session(request), None)
-    if not isinstance(body, dict) or not isinstance(body.get("yaml"), str):
-        message = 'send the pipeline block as {"yaml": "..."}'
-        return JSONResponse({"errors": [_pipeline_error("", None, message)]}, status_code=422)
-    text = body["yaml"]
-    guarantee = body.get("guarantee") if isinstance(body.get("guarantee"), str) else ""
-    return JSONResponse({"errors": _pipeline_errors(services_of(request), text, str(guarantee))})
-
-
 @router.get("/jobs/{name}/configure")
 def configure_page(request: Request, name: str, actor: Actor = Depends(page_actor)) -> Response:
     record = services_of(request).jobs.get(name, actor=actor)
@@ -220,7 +194,7 @@ def _save_form(
 ) -> Response:
     built = manifest_from_form(form, base)
     if built.problems:
-        service_errors = _validation_errors(services_of(request), built.manifest)
+        service_errors = validation_errors(services_of(request), built.manifest)
         errors = form_errors(built.problems, service_errors, form)
         return _form_page(request, form, pages, errors=errors, status_code=422)
     try:
@@ -347,30 +321,6 @@ def _new_form(choices: CatalogChoices) -> JobForm:
         driver=pick(form.driver, node_types),
         executor=pick(form.executor, node_types),
     )
-
-
-def _pipeline_errors(services: Services, text: str, guarantee: str) -> list[dict[str, Any]]:
-    block, unreadable = read_mapping(text, what="the pipeline")
-    if block is None:
-        return [_pipeline_error("spec.pipeline", p.line, p.message) for p in unreadable]
-    errors = []
-    for error in _validation_errors(services, pipeline_check_manifest(block, guarantee=guarantee)):
-        parts = path_parts(error.path)
-        if parts is not None and tuple(parts[:2]) == PIPELINE_PATH:
-            errors.append(_pipeline_error(error.path, line_of(text, parts[2:]), error.message))
-    return errors
-
-
-def _pipeline_error(path: str, line: int | None, message: str) -> dict[str, Any]:
-    return {"path": path, "line": line, "message": message}
-
-
-def _validation_errors(services: Services, manifest: Mapping[str, Any]) -> tuple[FieldError, ...]:
-    try:
-        services.jobs.validate(manifest)
-    except InvalidInput as invalid:
-        return invalid.errors
-    return ()
 
 
 def _duplicated_manifest(services: Services, name: str, actor: Actor) -> dict[str, Any] | None:
