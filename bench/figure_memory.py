@@ -91,8 +91,9 @@ of every process of the subject's tree — its Python process, the JVM it starts
 highest sample of the JVMs, of the Python processes, and of both together, over the subject's
 whole life (start-up, the query, exit). The kernel's own high-water mark (`VmHWM`) of the largest
 JVM and Python process is in the details, as a check on what sampling may miss. RSS counts shared
-pages (libraries, the JDK's class data) in full. **No target**: the figure only shows the cost
-next to the baseline."""
+pages (libraries, the JDK's class data) in full; a fork that has not yet exec'd (a JVM starting a
+program) shares all its parent's pages and is not counted again. **No target**: the figure only
+shows the cost next to the baseline."""
 
 
 def details(measured: Measured) -> str:

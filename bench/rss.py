@@ -7,7 +7,9 @@ a JVM may outlive its Python — and sums it by kind: ``java`` processes, Python
 launcher's shell). A process's kind is read anew at every sample: ``spark-class`` is a shell
 that becomes the driver's JVM by ``exec``, keeping its pid. The sampler also keeps each
 process's kernel high-water mark (``VmHWM`` in ``/proc/<pid>/status``, read while it lives),
-against which a 100 ms sampler may miss a short peak.
+against which a 100 ms sampler may miss a short peak. A child with its parent's command line is
+a fork that has not yet exec'd (a JVM starting a program): its pages are its parent's, so it is
+not counted a second time.
 """
 
 from __future__ import annotations
@@ -193,6 +195,8 @@ def _sample_until_gone(
         for pid, watched_process in list(watched.items()):
             try:
                 name, command = watched_process.name(), watched_process.cmdline()
+                if _unexeced_fork(watched_process, command, watched):
+                    continue
                 kind = kind_of(name, command)
                 resident = watched_process.memory_info().rss
                 peak = high_water_bytes(Path(f"/proc/{pid}/status").read_text())
@@ -212,3 +216,14 @@ def _sample_until_gone(
         high_water=largest_high_water(peaks.values()),
         seconds=time.monotonic() - started,
     )
+
+
+def _unexeced_fork(
+    process: psutil.Process, command: list[str], watched: Mapping[int, psutil.Process]
+) -> bool:
+    """Whether ``process`` is a watched process's fork that has not exec'd yet."""
+    try:
+        parent = watched.get(process.ppid())
+        return parent is not None and parent.pid != process.pid and parent.cmdline() == command
+    except psutil.Error:
+        return False

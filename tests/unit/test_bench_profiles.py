@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import cProfile
 import pstats
+import sys
+from pathlib import Path
 
 import pytest
 from bench.profiles import (
@@ -24,6 +26,7 @@ from bench.rss import (
     high_water_bytes,
     kind_of,
     label_of,
+    run_sampled,
 )
 from bench.rss import largest_high_water as largest
 
@@ -178,3 +181,13 @@ class TestMemorySampling:
         self, name: str, command: list[str], label: str
     ) -> None:
         assert label_of(name, command) == label
+
+
+def test_a_fork_that_has_not_exec_d_is_not_counted_twice(tmp_path: Path) -> None:
+    forks = "import os, time\nif os.fork() == 0:\n    time.sleep(1.0)\n    os._exit(0)\nos.wait()\n"
+    memory, _ = run_sampled(
+        "forks", [sys.executable, "-c", forks], directory=tmp_path, interval=0.05
+    )
+    counted = [len([p for p in s.processes if p.kind == PYTHON]) for s in memory.samples]
+    assert counted
+    assert max(counted) == 1
