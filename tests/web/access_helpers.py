@@ -3,6 +3,8 @@ admin, a browser signed in as one of those people, and reading a page's buttons 
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -119,3 +121,23 @@ def read(html: str) -> Page:
     page.feed(html)
     page.close()
     return page
+
+
+def nav_links(text: str) -> list[str]:
+    """The labels of the layout's main navigation links."""
+    found = re.search(r'<nav aria-label="Main">(.*?)</nav>', text, re.DOTALL)
+    assert found
+    return [html.unescape(label.strip()) for label in re.findall(r">([^<]+)</a>", found.group(1))]
+
+
+def field_error(text: str, field_id: str) -> str:
+    """The error shown beside the field ``field_id`` (which must be marked invalid)."""
+    page = read(text)
+    field = page.by_id[field_id]
+    assert field.attrs.get("aria-invalid") == "true", field.attrs
+    described = field.attrs["aria-describedby"].split()
+    return (
+        " ".join(page.by_id[f"{field_id}-error"].text.split())
+        if f"{field_id}-error" in described
+        else ""
+    )

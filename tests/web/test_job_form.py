@@ -1,5 +1,5 @@
-"""The Create / Configure form, Duplicate, Edit as YAML and the pipeline check, over HTTP against a
-real server: forms are read from the page and submitted the way a browser does."""
+"""The Create / Configure form, Duplicate and Edit as YAML, over HTTP against a real server: forms
+are read from the page and submitted the way a browser does."""
 
 from __future__ import annotations
 
@@ -334,43 +334,6 @@ def test_new_job_from_yaml_and_from_the_form_as_yaml(browser: Browser) -> None:
     assert browser.page("/jobs/new/yaml").status_code == 200
 
 
-def test_the_pipeline_check_returns_paths_and_lines(browser: Browser) -> None:
-    def check(body: dict[str, Any]) -> httpx.Response:
-        return browser.client.post(
-            "/jobs/validate-pipeline", json=body, headers={"X-CSRF-Token": browser.csrf}
-        )
-
-    assert check({"yaml": FIXED_PIPELINE}).json() == {"errors": []}
-
-    broken = FIXED_PIPELINE.replace("FROM ticks", "FROM tickz").replace("rate", "ratez")
-    errors = check({"yaml": broken}).json()["errors"]
-    lines = broken.splitlines()
-    assert {(e["path"], e["line"]) for e in errors} == {
-        ("spec.pipeline.inputs[0].format", lines.index("    format: ratez") + 1),
-    }
-
-    unknown_view = FIXED_PIPELINE.replace("FROM ticks", "FROM tickz")
-    [error] = check({"yaml": unknown_view}).json()["errors"]
-    assert error["path"] == "spec.pipeline.steps[0].sequence[0].sql"
-    sql_line = unknown_view.splitlines().index(
-        "        sql: SELECT * FROM tickz WHERE value % 2 = 0"
-    )
-    assert error["line"] == sql_line + 1
-    assert "tickz" in error["message"]
-
-    console = FIXED_PIPELINE.replace("format: parquet", "format: console").replace(
-        "    path: /tmp/streamjobs-web/evens\n", ""
-    )
-    assert check({"yaml": console}).json() == {"errors": []}
-    [error] = check({"yaml": console, "guarantee": "EXACTLY_ONCE"}).json()["errors"]
-    assert error["path"] == "spec.pipeline.outputs[0].format"
-
-    [error] = check({"yaml": "inputs: [\n"}).json()["errors"]
-    assert (error["path"], error["line"]) == ("spec.pipeline", 2)
-
-    assert check({"nothing": 1}).status_code == 422
-
-
 @pytest.mark.parametrize(
     "path", ["/jobs/new", "/jobs/ticks/configure", "/jobs/new/yaml", "/jobs/ticks/yaml"]
 )
@@ -380,11 +343,6 @@ def test_changes_without_the_csrf_token_are_refused(browser: Browser, path: str)
     assert refused.status_code == 403
     assert browser.client.post(path, data=fields).status_code == 403
     assert browser.stage.api.get("/api/v1/jobs/ticks").json()["metadata"]["resourceVersion"] == "1"
-
-
-def test_the_pipeline_check_needs_the_csrf_header(browser: Browser) -> None:
-    refused = browser.client.post("/jobs/validate-pipeline", json={"yaml": FIXED_PIPELINE})
-    assert refused.status_code == 403
 
 
 @pytest.mark.parametrize(

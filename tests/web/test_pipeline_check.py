@@ -1,0 +1,53 @@
+"""The pipeline editor's live check over HTTP: each error with its field path and the line of the
+YAML typed, the guarantee taken into account, and the CSRF header required."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from tests.web.conftest import Browser
+from tests.web.test_job_form import FIXED_PIPELINE
+
+
+def test_the_pipeline_check_returns_paths_and_lines(browser: Browser) -> None:
+    def check(body: dict[str, Any]) -> httpx.Response:
+        return browser.client.post(
+            "/jobs/validate-pipeline", json=body, headers={"X-CSRF-Token": browser.csrf}
+        )
+
+    assert check({"yaml": FIXED_PIPELINE}).json() == {"errors": []}
+
+    broken = FIXED_PIPELINE.replace("FROM ticks", "FROM tickz").replace("rate", "ratez")
+    errors = check({"yaml": broken}).json()["errors"]
+    lines = broken.splitlines()
+    assert {(e["path"], e["line"]) for e in errors} == {
+        ("spec.pipeline.inputs[0].format", lines.index("    format: ratez") + 1),
+    }
+
+    unknown_view = FIXED_PIPELINE.replace("FROM ticks", "FROM tickz")
+    [error] = check({"yaml": unknown_view}).json()["errors"]
+    assert error["path"] == "spec.pipeline.steps[0].sequence[0].sql"
+    sql_line = unknown_view.splitlines().index(
+        "        sql: SELECT * FROM tickz WHERE value % 2 = 0"
+    )
+    assert error["line"] == sql_line + 1
+    assert "tickz" in error["message"]
+
+    console = FIXED_PIPELINE.replace("format: parquet", "format: console").replace(
+        "    path: /tmp/streamjobs-web/evens\n", ""
+    )
+    assert check({"yaml": console}).json() == {"errors": []}
+    [error] = check({"yaml": console, "guarantee": "EXACTLY_ONCE"}).json()["errors"]
+    assert error["path"] == "spec.pipeline.outputs[0].format"
+
+    [error] = check({"yaml": "inputs: [\n"}).json()["errors"]
+    assert (error["path"], error["line"]) == ("spec.pipeline", 2)
+
+    assert check({"nothing": 1}).status_code == 422
+
+
+def test_the_pipeline_check_needs_the_csrf_header(browser: Browser) -> None:
+    refused = browser.client.post("/jobs/validate-pipeline", json={"yaml": FIXED_PIPELINE})
+    assert refused.status_code == 403
