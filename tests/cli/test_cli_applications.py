@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.cli.conftest import run
+from tests.factories import pipeline_manifest
 from tests.staged_server import Stage, stage
 
 __all__ = ["stage"]
@@ -80,3 +81,27 @@ def test_abort_and_the_errors_of_the_commands(cli: CliRunner, stage: Stage) -> N
     assert run(cli, "resume", "ticks").exit_code == 1
     assert run(cli, "run", "no-such-job").exit_code == 1
     assert run(cli, "describe", "app", "app-000").exit_code == 1
+
+
+def test_describe_says_when_a_restart_is_due_and_when_its_held_queries_start(
+    cli: CliRunner, stage: Stage
+) -> None:
+    job = pipeline_manifest(
+        "restarts", restartPolicy={"type": "Always", "onFailureRetryInterval": 10}
+    )
+    stage.api.put("/api/v1/jobs/restarts", json=job).raise_for_status()
+    application_id = run(cli, "run", "restarts").output.split()[0].removeprefix("application/")
+    stage.tick()
+    stage.report(application_id, [{"type": "heartbeat", "sequence": 0}])
+    stage.tick()
+    assert "Next attempt:" not in run(cli, "describe", "app", application_id).output
+    stage.services.clock.advance(1)  # type: ignore[attr-defined]
+    stage.launcher.exit(-1, 137)
+    stage.tick()
+    due = "2026-01-01T00:00:11+00:00"
+    assert f"Next attempt:    {due}" in run(cli, "describe", "app", application_id).output
+    stage.tick()  # submitted the lead early: its driver holds the queries until then
+    described = run(cli, "describe", "app", application_id).output
+    assert "State:           STARTING" in described
+    assert f"Queries start:   {due}" in described
+    assert "its queries start at 00:00:11 UTC" in described

@@ -177,6 +177,9 @@ def describe_application(application: dict[str, Any], events: list[dict[str, Any
         f"Driver:          {application.get('driverState') or '-'}",
         f"Executors:       {executors['running']} running, {executors['pending']} pending",
     ]
+    if application.get("nextAttemptAt"):
+        label = "Queries start:" if application["state"] == "STARTING" else "Next attempt:"
+        lines.append(f"{label:<17}{application['nextAttemptAt']}")
     if application.get("exitCode") is not None:
         lines.append(f"Exit code:       {application['exitCode']}")
     if application.get("errorMessage"):
