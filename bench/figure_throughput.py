@@ -18,6 +18,7 @@ is sampled as it runs (``bench.rss``), for figure 5, so that figure needs no run
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
@@ -122,6 +123,7 @@ def run_figure(plan: ThroughputPlan, work: Path, log: Log = print) -> Measured:
         )
         log(f"figure 1: loaded in {loaded.seconds:.1f}s ({loaded.mean_record_bytes:.0f} B each)")
         loaded = warm_up(broker.bootstrap_servers, loaded, log)
+        os.sync()  # the topic's pages reach the disk now, not during the first timed run
         connections = write_connections(work, broker.bootstrap_servers)
         runs = [
             run_once(subject, sink, repetition, first, plan, connections, work, log)

@@ -118,8 +118,7 @@ def load_topic(bootstrap_servers: str, topic: str, records: int, partitions: int
 def read_topic(bootstrap_servers: str, topic: str, partitions: int, timeout: float = 300) -> int:
     """Read every record of ``topic`` once from its start and count them.
 
-    An unmeasured pass before the timed runs: without it the first run of a harness found the
-    broker's fetch path cold and ran about a tenth slower than every later run of either subject.
+    An unmeasured pass before the timed runs, so the first run does not meet a cold fetch path.
     """
     consumer = Consumer(
         {

@@ -96,8 +96,9 @@ def method(plan: ThroughputPlan, topic: LoadedTopic, rows: int) -> str:
 {topic.mean_record_bytes:.0f} bytes (7 fields: id, user, amount, currency, country, ts, note),
 produced once before any run (in {topic.seconds:.1f} s) by `bench/kafka_data.py`, then read once
 by a plain consumer (in {topic.read_seconds:.1f} s, not measured) so that the first run meets the
-broker's fetch path as warm as every later run does. Every run reads the whole topic from
-`earliest`.
+broker's fetch path as warm as every later run does, and written back to disk (`sync`) so that
+the first run does not share the machine with that writeback. Every run reads the whole topic
+from `earliest`.
 
 **Query.** `{SQL}` over the records parsed with `{RECORD_SCHEMA}`; it keeps {rows:,} rows. After
 the runs, Spark counted every run's output: each held exactly those rows.
