@@ -10,6 +10,21 @@ from typing import Any
 DELETE = object()
 """Passed as the value to ``changed``: remove the field instead of setting it."""
 
+RATE_PIPELINE_YAML = """\
+inputs:
+  - name: ticks
+    format: rate
+steps:
+  - sequence:
+      - name: evens
+        sql: SELECT * FROM ticks WHERE value % 2 = 0
+outputs:
+  - name: evens
+    format: parquet
+    path: /tmp/streamjobs-web/evens
+"""
+"""A valid pipeline block as a person types it in the web UI's editor (rate -> SQL -> parquet)."""
+
 _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 

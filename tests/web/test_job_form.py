@@ -10,21 +10,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.factories import RATE_PIPELINE_YAML
 from tests.web.conftest import Browser
-
-FIXED_PIPELINE = """\
-inputs:
-  - name: ticks
-    format: rate
-steps:
-  - sequence:
-      - name: evens
-        sql: SELECT * FROM ticks WHERE value % 2 = 0
-outputs:
-  - name: evens
-    format: parquet
-    path: /tmp/streamjobs-web/evens
-"""
 
 
 class FormReader(HTMLParser):
@@ -109,7 +96,7 @@ def new_job_fields(browser: Browser, **changes: Any) -> dict[str, Any]:
     fields.update(
         name="orders-web",
         description="Orders from the form",
-        pipeline=FIXED_PIPELINE,
+        pipeline=RATE_PIPELINE_YAML,
         restart_policy="OnFailure",
         failure_retries="3",
         env_key=["TZ"],
@@ -179,7 +166,7 @@ def test_a_wrong_field_is_shown_next_to_it_and_nothing_is_saved_until_it_is_righ
     assert kept["namespace"] == ["Team_A"]
     assert kept["description"] == ["Orders from the form"]
     assert kept["tags_key"][:2] == ["team", "tier"]
-    assert kept["pipeline"] == [FIXED_PIPELINE]
+    assert kept["pipeline"] == [RATE_PIPELINE_YAML]
     assert browser.stage.api.get("/api/v1/jobs/orders-web").status_code == 404
 
     kept["namespace"] = ["team-a"]
@@ -204,7 +191,7 @@ def test_a_wrong_field_is_shown_next_to_it_and_nothing_is_saved_until_it_is_righ
 
 
 def test_errors_go_to_rows_and_to_pipeline_lines(browser: Browser) -> None:
-    pipeline = FIXED_PIPELINE.replace("format: parquet", "format: parquett")
+    pipeline = RATE_PIPELINE_YAML.replace("format: parquet", "format: parquett")
     fields = new_job_fields(
         browser, pipeline=pipeline, tags_key=["ok", "bad key"], tags_value=["1", "2"]
     )

@@ -7,8 +7,8 @@ from typing import Any
 
 import httpx
 
+from tests.factories import RATE_PIPELINE_YAML
 from tests.web.conftest import Browser
-from tests.web.test_job_form import FIXED_PIPELINE
 
 
 def test_the_pipeline_check_returns_paths_and_lines(browser: Browser) -> None:
@@ -17,16 +17,16 @@ def test_the_pipeline_check_returns_paths_and_lines(browser: Browser) -> None:
             "/jobs/validate-pipeline", json=body, headers={"X-CSRF-Token": browser.csrf}
         )
 
-    assert check({"yaml": FIXED_PIPELINE}).json() == {"errors": []}
+    assert check({"yaml": RATE_PIPELINE_YAML}).json() == {"errors": []}
 
-    broken = FIXED_PIPELINE.replace("FROM ticks", "FROM tickz").replace("rate", "ratez")
+    broken = RATE_PIPELINE_YAML.replace("FROM ticks", "FROM tickz").replace("rate", "ratez")
     errors = check({"yaml": broken}).json()["errors"]
     lines = broken.splitlines()
     assert {(e["path"], e["line"]) for e in errors} == {
         ("spec.pipeline.inputs[0].format", lines.index("    format: ratez") + 1),
     }
 
-    unknown_view = FIXED_PIPELINE.replace("FROM ticks", "FROM tickz")
+    unknown_view = RATE_PIPELINE_YAML.replace("FROM ticks", "FROM tickz")
     [error] = check({"yaml": unknown_view}).json()["errors"]
     assert error["path"] == "spec.pipeline.steps[0].sequence[0].sql"
     sql_line = unknown_view.splitlines().index(
@@ -35,7 +35,7 @@ def test_the_pipeline_check_returns_paths_and_lines(browser: Browser) -> None:
     assert error["line"] == sql_line + 1
     assert "tickz" in error["message"]
 
-    console = FIXED_PIPELINE.replace("format: parquet", "format: console").replace(
+    console = RATE_PIPELINE_YAML.replace("format: parquet", "format: console").replace(
         "    path: /tmp/streamjobs-web/evens\n", ""
     )
     assert check({"yaml": console}).json() == {"errors": []}
@@ -49,5 +49,5 @@ def test_the_pipeline_check_returns_paths_and_lines(browser: Browser) -> None:
 
 
 def test_the_pipeline_check_needs_the_csrf_header(browser: Browser) -> None:
-    refused = browser.client.post("/jobs/validate-pipeline", json={"yaml": FIXED_PIPELINE})
+    refused = browser.client.post("/jobs/validate-pipeline", json={"yaml": RATE_PIPELINE_YAML})
     assert refused.status_code == 403
