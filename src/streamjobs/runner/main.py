@@ -29,13 +29,9 @@ from streamjobs.domain.spec import (
     resolved_template,
     split_server_fields,
 )
+from streamjobs.runner.listener import ReportingListener
 from streamjobs.runner.pipeline import PipelineRun, RunOutcome
-from streamjobs.runner.reporting import (
-    HttpReporter,
-    JsonLinesReporter,
-    Reporter,
-    ReportingListener,
-)
+from streamjobs.runner.reporting import HttpReporter, JsonLinesReporter, Reporter
 from streamjobs.runner.session import build_session
 from streamjobs.runner.watchers import Repeating, send_heartbeats, watch_stop_file
 

@@ -134,15 +134,15 @@ class PipelineRun:
             if self._stop_requested.is_set():
                 self._stop_after_current_batch()
                 return RunOutcome(exit_code=0, stopped=True)
+            active = [query for query in self._queries if query.isActive]
             failures = {
                 query.name or str(query.id): _reason(query)
                 for query in self._queries
-                if not query.isActive and query.exception() is not None
+                if query not in active and query.exception() is not None
             }
             if failures:
                 self._stop_after_current_batch()
                 return RunOutcome(exit_code=1, failures=failures)
-            active = [query for query in self._queries if query.isActive]
             if not active:
                 return RunOutcome(exit_code=0)
             if until_idle and all(_is_idle(query) for query in active):
@@ -306,11 +306,13 @@ class PipelineRun:
 
 
 def _is_idle(query: StreamingQuery) -> bool:
+    """Whether the query has run a trigger and waits for data. The status is asked first: the
+    last progress, which PySpark rebuilds field by field over Py4J, only once it says so."""
     status = query.status
     return (
-        query.lastProgress is not None
-        and not status["isDataAvailable"]
+        not status["isDataAvailable"]
         and not status["isTriggerActive"]
+        and query.lastProgress is not None
     )
 
 

@@ -1,6 +1,6 @@
 """Where the runner's query events go: the server over HTTP, standard output, or a person.
 
-A ``StreamingQueryListener`` turns Spark's callbacks into plain event dicts and hands them to a
+``runner.listener`` turns Spark's callbacks into plain event dicts and hands them to a
 ``Reporter``. The HTTP reporter posts from a background thread with a bounded buffer that drops
 the oldest events first, so a server that is away never slows or stops the job.
 """
@@ -14,18 +14,8 @@ import time
 import urllib.error
 import urllib.request
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import IO, Any, Protocol
-
-from pyspark.sql.streaming import StreamingQueryListener
-from pyspark.sql.streaming.listener import (
-    QueryIdleEvent,
-    QueryProgressEvent,
-    QueryStartedEvent,
-    QueryTerminatedEvent,
-)
-
-from streamjobs.domain.clock import Clock
 
 Event = dict[str, Any]
 
@@ -191,59 +181,3 @@ def offsets_behind(progress: dict[str, Any]) -> int | None:
         if (source.get("metrics") or {}).get("maxOffsetsBehindLatest") is not None
     ]
     return sum(figures) if figures else None
-
-
-class ReportingListener(StreamingQueryListener):
-    """Turns Spark's query callbacks into events for a reporter."""
-
-    def __init__(
-        self, reporter: Reporter, *, clock: Clock, application_id: str | None = None
-    ) -> None:
-        self._reporter = reporter
-        self._clock = clock
-        self._application_id = application_id
-        self._names: dict[str, str] = {}
-        self._terminated: set[str] = set()
-        self._termination = threading.Condition()
-
-    def await_terminated(self, query_ids: Iterable[str], timeout_seconds: float = 10.0) -> bool:
-        """Wait until Spark has told of the end of every query in ``query_ids``.
-
-        Spark delivers listener events asynchronously, so a query can have stopped before its
-        ``terminated`` event is reported; waiting for it keeps the last event from being lost.
-        """
-        wanted = set(query_ids)
-        with self._termination:
-            return self._termination.wait_for(
-                lambda: wanted <= self._terminated, timeout=timeout_seconds
-            )
-
-    def onQueryStarted(self, event: QueryStartedEvent) -> None:  # noqa: N802 - Spark's name
-        self._names[str(event.id)] = event.name or str(event.id)
-        self._emit("started", str(event.id), str(event.runId))
-
-    def onQueryProgress(self, event: QueryProgressEvent) -> None:  # noqa: N802
-        progress = json.loads(event.progress.json)
-        self._emit("progress", progress["id"], progress["runId"], progress=progress)
-
-    def onQueryIdle(self, event: QueryIdleEvent) -> None:  # noqa: N802
-        self._emit("idle", str(event.id), str(event.runId))
-
-    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:  # noqa: N802
-        self._emit("terminated", str(event.id), str(event.runId), exception=event.exception)
-        with self._termination:
-            self._terminated.add(str(event.id))
-            self._termination.notify_all()
-
-    def _emit(self, kind: str, query_id: str, run_id: str, **fields: Any) -> None:
-        event: Event = {
-            "type": kind,
-            "timestamp": self._clock.now().isoformat(),
-            "id": query_id,
-            "runId": run_id,
-            "name": self._names.get(query_id, query_id),
-            **fields,
-        }
-        if self._application_id:
-            event["applicationId"] = self._application_id
-        self._reporter.report(event)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
+from pyspark.sql.types import DataType, StringType, StructField, StructType
 
 from streamjobs.domain.datasets import SparkLocation
 from streamjobs.domain.manifest import Input, InputFormat
@@ -54,9 +55,14 @@ def _load(spark: SparkSession, item: Input, location: SparkLocation) -> DataFram
 
 
 def split_kafka_json(records: DataFrame, item: Input) -> InputFrames:
-    """Kafka records parsed with the input's schema: the good ones, and the bad ones apart."""
+    """Kafka records parsed with the input's schema: the good ones, and the bad ones apart.
+
+    The view takes the schema's fields one by one rather than the parsed struct without its
+    corrupt-record field: Spark plans that in less time at every micro-batch."""
     assert item.schema_ddl is not None
-    schema = f"{item.schema_ddl}, {CORRUPT_RECORD} STRING"
+    fields = DataType.fromDDL(item.schema_ddl)
+    assert isinstance(fields, StructType), "validation allows a struct schema only"
+    schema = StructType([*fields.fields, StructField(CORRUPT_RECORD, StringType())])
     options = {"mode": "PERMISSIVE", "columnNameOfCorruptRecord": CORRUPT_RECORD}
     parsed = records.select(
         F.col("key").cast("string").alias("key"),
@@ -64,16 +70,16 @@ def split_kafka_json(records: DataFrame, item: Input) -> InputFrames:
         F.from_json(F.col("value").cast("string"), schema, options).alias("record"),
         F.struct(*KAFKA_METADATA).alias("kafka"),
     )
-    is_bad = _unparsed(parsed)
-    good = parsed.where(~is_bad).select(
-        "key", F.col("record").dropFields(CORRUPT_RECORD).alias("record"), "kafka"
+    record = F.col("record")
+    parsed_whole = record.isNotNull() & record.getField(CORRUPT_RECORD).isNull()
+    view = parsed.where(parsed_whole).select(
+        *(record.getField(name).alias(name) for name in fields.names), "key", "kafka"
     )
-    view = good.select("record.*", "key", "kafka")
     if item.watermark is not None:
         view = view.withWatermark(item.watermark.column, item.watermark.delay)
     if item.bad_records is None:
         return InputFrames(view=view)
-    bad = parsed.where(is_bad).select(
+    bad = parsed.where(~parsed_whole).select(
         F.col("raw_value").alias("value"),
         F.lit(f"does not parse as JSON with the schema of input '{item.name}'").alias("error"),
         "kafka.topic",
@@ -83,7 +89,3 @@ def split_kafka_json(records: DataFrame, item: Input) -> InputFrames:
     )
     counted = bad.observe(f"{item.name}_bad_records", F.count(F.lit(1)).alias("badRecords"))
     return InputFrames(view=view, bad_records=counted)
-
-
-def _unparsed(parsed: DataFrame) -> Column:
-    return F.col("record").isNull() | F.col(f"record.{CORRUPT_RECORD}").isNotNull()

@@ -1,0 +1,106 @@
+"""Spark's streaming query callbacks, turned into events for a ``Reporter``.
+
+PySpark rebuilds every progress report from the JVM object field by field: dozens of Py4J calls,
+and each map it reads ends in an exception the JVM raises and PySpark converts. On a driver with
+two cores that work ran beside the next micro-batch's planning and showed in its timings. The
+bridge here asks the JVM for the report's JSON instead, one call, and builds the same PySpark
+event from it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from typing import Any
+
+from py4j.java_gateway import JavaObject
+from pyspark import SparkContext
+from pyspark.sql.streaming import StreamingQueryListener
+from pyspark.sql.streaming.listener import (
+    JStreamingQueryListener,
+    QueryIdleEvent,
+    QueryProgressEvent,
+    QueryStartedEvent,
+    QueryTerminatedEvent,
+    StreamingQueryProgress,
+)
+
+from streamjobs.domain.clock import Clock
+from streamjobs.runner.reporting import Event, Reporter
+
+
+class ProgressFromJson(JStreamingQueryListener):
+    """PySpark's Py4J bridge for a listener, with progress reports read as one JSON string.
+
+    The other events are rare (a query's start, idleness, end) and keep PySpark's conversion."""
+
+    def onQueryProgress(self, jevent: JavaObject) -> None:  # noqa: N802 - Spark's name
+        progress = StreamingQueryProgress.fromJson(json.loads(jevent.progress().json()))
+        self.pylistener.onQueryProgress(QueryProgressEvent(progress))
+
+
+class ReportingListener(StreamingQueryListener):
+    """Turns Spark's query callbacks into events for a reporter."""
+
+    def __init__(
+        self, reporter: Reporter, *, clock: Clock, application_id: str | None = None
+    ) -> None:
+        self._reporter = reporter
+        self._clock = clock
+        self._application_id = application_id
+        self._names: dict[str, str] = {}
+        self._terminated: set[str] = set()
+        self._termination = threading.Condition()
+        self._bridge: JavaObject | None = None
+
+    @property
+    def _jlistener(self) -> JavaObject:
+        """What ``spark.streams.addListener`` registers in the JVM (PySpark's own hook)."""
+        if self._bridge is None:
+            jvm = SparkContext._jvm
+            assert jvm is not None, "a listener is added to a running session"
+            self._bridge = jvm.PythonStreamingQueryListenerWrapper(ProgressFromJson(self))
+        return self._bridge
+
+    def await_terminated(self, query_ids: Iterable[str], timeout_seconds: float = 10.0) -> bool:
+        """Wait until Spark has told of the end of every query in ``query_ids``.
+
+        Spark delivers listener events asynchronously, so a query can have stopped before its
+        ``terminated`` event is reported; waiting for it keeps the last event from being lost.
+        """
+        wanted = set(query_ids)
+        with self._termination:
+            return self._termination.wait_for(
+                lambda: wanted <= self._terminated, timeout=timeout_seconds
+            )
+
+    def onQueryStarted(self, event: QueryStartedEvent) -> None:  # noqa: N802 - Spark's name
+        self._names[str(event.id)] = event.name or str(event.id)
+        self._emit("started", str(event.id), str(event.runId))
+
+    def onQueryProgress(self, event: QueryProgressEvent) -> None:  # noqa: N802
+        progress = json.loads(event.progress.json)
+        self._emit("progress", progress["id"], progress["runId"], progress=progress)
+
+    def onQueryIdle(self, event: QueryIdleEvent) -> None:  # noqa: N802
+        self._emit("idle", str(event.id), str(event.runId))
+
+    def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:  # noqa: N802
+        self._emit("terminated", str(event.id), str(event.runId), exception=event.exception)
+        with self._termination:
+            self._terminated.add(str(event.id))
+            self._termination.notify_all()
+
+    def _emit(self, kind: str, query_id: str, run_id: str, **fields: Any) -> None:
+        event: Event = {
+            "type": kind,
+            "timestamp": self._clock.now().isoformat(),
+            "id": query_id,
+            "runId": run_id,
+            "name": self._names.get(query_id, query_id),
+            **fields,
+        }
+        if self._application_id:
+            event["applicationId"] = self._application_id
+        self._reporter.report(event)
