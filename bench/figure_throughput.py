@@ -30,6 +30,7 @@ from bench.output_reader import shared_reader
 from bench.progress import ProcessingWindow, processing_window, read_progress
 from bench.results import Target
 from bench.rss import TreeMemory, run_sampled
+from bench.settle import settle
 from bench.shared_measurements import SharedMeasurements
 from bench.throughput_subjects import (
     STREAMJOBS,
@@ -81,6 +82,8 @@ class Run:
     memory: TreeMemory
     """The RSS of the run's process tree over its life (figure 5)."""
     load_average: float
+    idle_before: float
+    """The CPUs' idle share just before the run, once the machine had settled (``bench.settle``)."""
     paths: RunPaths
     partitions: int
     """The topic's partitions: the micro-batch's own stage runs one task for each."""
@@ -179,6 +182,7 @@ def run_once(
         if subject == STREAMJOBS
         else baseline_command(paths, sink, connections, plan)
     )
+    idle_before = settle()
     load_average = _load_average()
     memory, finished = run_sampled(
         subject, command, directory=paths.directory, interval=MEMORY_SAMPLE_SECONDS
@@ -197,6 +201,7 @@ def run_once(
         tasks=read_event_log(paths.event_log),
         memory=memory,
         load_average=load_average,
+        idle_before=idle_before,
         paths=paths,
         partitions=plan.partitions,
     )

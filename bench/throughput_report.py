@@ -111,7 +111,10 @@ the runs, Spark counted every run's output: each held exactly those rows.
 on `{plan.master}` with `maxOffsetsPerTrigger` {plan.max_offsets_per_trigger:,}, a checkpoint, and
 the same Spark settings: the baseline is handed the settings streamjobs derives for the job
 (connector jars, console progress off, the harness's event log...). Repetitions: {repetitions};
-the (a)/(b) order alternates from one pair of runs to the next. While each runs, the harness
+the (a)/(b) order alternates from one pair of runs to the next. Before each run the harness
+syncs the last run's files to disk and waits (5 s at most) until the CPUs were 90 % idle for half a
+second (`bench/settle.py`), so that one run's writeback is not the next one's noise. While each
+runs, the harness
 samples its process tree's memory every {MEMORY_SAMPLE_SECONDS * 1000:.0f} ms for figure 5 (about
 1.4 % of one core, alike for both subjects).
 
@@ -149,8 +152,8 @@ def per_core(plan: ThroughputPlan, runs: list[Run]) -> str:
 def runs_table(runs: list[Run]) -> str:
     lines = [
         "| sink | # | subject | ran | records/s | window s | first batch s | batches "
-        "| process s | records per task-CPU-s | load average |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| process s | records per task-CPU-s | CPU idle before | load average |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for run in runs:
         lines.append(
@@ -158,7 +161,8 @@ def runs_table(runs: list[Run]) -> str:
             f"{'first' if run.first else 'second'} | {run.records_per_second:,.0f} | "
             f"{run.window.seconds:.1f} | {run.window.first_batch_seconds:.1f} | "
             f"{run.window.batches} | {run.process_seconds:.1f} | "
-            f"{run.records_per_cpu_second:,.0f} | {run.load_average:.1f} |"
+            f"{run.records_per_cpu_second:,.0f} | {run.idle_before:.0%} | "
+            f"{run.load_average:.1f} |"
         )
     return "\n".join(lines)
 

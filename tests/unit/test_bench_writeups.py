@@ -135,6 +135,7 @@ def throughput_run(subject: str, sink: str, jvm: int, python: int) -> figure_thr
         tasks=TaskTime(),
         memory=memory(jvm, python),
         load_average=1.0,
+        idle_before=0.95,
         paths=RunPaths(Path("/nowhere") / sink / subject),
         partitions=2,
     )
