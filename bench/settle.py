@@ -2,8 +2,9 @@
 
 A run leaves tens of MB of output, event log and checkpoint in the page cache, which the kernel
 writes back about 30 s later: during the next run, unless it is synced first. And a process that
-has just exited may leave work behind (a JVM's files closing, the broker's log flushes). Waiting
-for both, for a few seconds at most, keeps one run's aftermath out of the next one's timings.
+has just exited may leave CPU work behind (a JVM's threads winding down, the broker's cleaners).
+Waiting for both, for a few seconds at most, keeps one run's aftermath out of the next one's
+timings. Time waiting for I/O counts as idle here: the sync has already waited for the disk.
 """
 
 from __future__ import annotations

@@ -112,11 +112,10 @@ on `{plan.master}` with `maxOffsetsPerTrigger` {plan.max_offsets_per_trigger:,},
 the same Spark settings: the baseline is handed the settings streamjobs derives for the job
 (connector jars, console progress off, the harness's event log...). Repetitions: {repetitions};
 the (a)/(b) order alternates from one pair of runs to the next. Before each run the harness
-syncs the last run's files to disk and waits (5 s at most) until the CPUs were 90 % idle for half a
-second (`bench/settle.py`), so that one run's writeback is not the next one's noise. While each
-runs, the harness
-samples its process tree's memory every {MEMORY_SAMPLE_SECONDS * 1000:.0f} ms for figure 5 (about
-1.4 % of one core, alike for both subjects).
+syncs the last run's files to disk and waits (5 s at most) until the CPUs were 90 % idle for half
+a second (`bench/settle.py`), so that one run's writeback is not the next one's noise. While each
+runs, the harness samples its process tree's memory every {MEMORY_SAMPLE_SECONDS * 1000:.0f} ms
+for figure 5 (about 1.4 % of one core, alike for both subjects).
 
 **Throughput** = records read / processing window. The window runs from the start of the first
 micro-batch to the end of the last (`timestamp` + `durationMs.triggerExecution` of Spark's

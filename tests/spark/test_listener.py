@@ -8,12 +8,23 @@ from pathlib import Path
 import pytest
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
+from pyspark.sql.streaming.listener import QueryProgressEvent
 
 from streamjobs.domain.clock import SystemClock
 from streamjobs.runner.listener import ReportingListener
 from tests.spark.conftest import CollectingReporter
 
 pytestmark = pytest.mark.spark
+
+
+class BridgedOnly(ReportingListener):
+    """Counts the progress events PySpark converted itself, which the bridge should replace."""
+
+    converted_by_pyspark = 0
+
+    def onQueryProgress(self, event: QueryProgressEvent) -> None:  # noqa: N802 - Spark's name
+        self.converted_by_pyspark += 1
+        super().onQueryProgress(event)
 
 
 def json_files(directory: Path, files: int, rows: int) -> Path:
@@ -29,7 +40,7 @@ def test_progress_events_carry_sparks_reports_with_observed_metrics(
 ) -> None:
     source = json_files(tmp_path / "in", files=3, rows=10)
     reporter = CollectingReporter()
-    listener = ReportingListener(reporter, clock=SystemClock(), application_id="app-1")
+    listener = BridgedOnly(reporter, clock=SystemClock(), application_id="app-1")
     spark.streams.addListener(listener)
     try:
         frame = (
@@ -58,6 +69,7 @@ def test_progress_events_carry_sparks_reports_with_observed_metrics(
     assert [progress["observedMetrics"]["counted"]["rows"] for progress in reported] == [10] * 3
     assert {event["name"] for event in reporter.events} == {"listened"}
     assert {event["applicationId"] for event in reporter.events} == {"app-1"}
+    assert listener.converted_by_pyspark == 0
 
 
 def test_a_removed_listener_hears_nothing_more(spark: SparkSession, tmp_path: Path) -> None:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from streamjobs.domain.spark_sql import InvalidSqlError, check_column_list, views_read
+from streamjobs.domain.spark_sql import (
+    InvalidSqlError,
+    check_column_list,
+    column_names,
+    views_read,
+)
 
 
 @pytest.mark.parametrize(
@@ -64,6 +69,14 @@ def test_column_lists(ddl: str) -> None:
     assert check_column_list(ddl) == ddl
 
 
+def test_column_names_in_order_as_written() -> None:
+    assert column_names("id BIGINT, `odd name` STRING, s STRUCT<a: INT>") == [
+        "id",
+        "odd name",
+        "s",
+    ]
+
+
 @pytest.mark.parametrize(
     ("ddl", "message_part"),
     [
@@ -72,6 +85,8 @@ def test_column_lists(ddl: str) -> None:
         ("a INT b INT", "is not a Spark DDL column list"),
         ("", "is not a Spark DDL column list"),
         ("a INT) ; DROP TABLE x; (", "is not a Spark DDL column list"),
+        ("a INT, b INT, A STRING", "names column 'A' twice"),
+        ("`x y` INT, `X Y` INT", "names column 'X Y' twice"),
     ],
 )
 def test_what_is_not_a_column_list(ddl: str, message_part: str) -> None:

@@ -216,6 +216,21 @@ class TestInputs:
             ),
             broken(
                 PIPELINE,
+                [(INPUT, {**KAFKA_JSON_INPUT, "schema": "id BIGINT, note STRING, ID STRING"})],
+                f"{INPUT}.schema",
+                "names column 'ID' twice (Spark's column names ignore case)",
+                "schema-naming-a-column-twice",
+            ),
+            broken(
+                PIPELINE,
+                [(INPUT, {**KAFKA_JSON_INPUT, "schema": "id BIGINT, _Corrupt_Record STRING"})],
+                f"{INPUT}.schema",
+                "column '_corrupt_record' is where a kafkajson input puts the values it cannot "
+                "parse",
+                "kafkajson-schema-with-the-corrupt-record-column",
+            ),
+            broken(
+                PIPELINE,
                 [(f"{INPUT}.watermark", {"column": "timestamp"})],
                 f"{INPUT}.watermark.delay",
                 "is required",

@@ -30,7 +30,12 @@ from streamjobs.domain.manifest import (
     View,
 )
 from streamjobs.domain.pipeline_support import support_errors
-from streamjobs.domain.spark_sql import InvalidSqlError, views_read
+from streamjobs.domain.spark_sql import (
+    CORRUPT_RECORD_COLUMN,
+    InvalidSqlError,
+    column_names,
+    views_read,
+)
 
 SPARK_INTERNAL = "spark-internal"
 KEY_COLUMNS_OPTION = "keyColumns"
@@ -164,6 +169,14 @@ def _input_errors(source: Input, path: str) -> Iterator[FieldError]:
             f"{path}.schema",
             f"{schema_need}; give its columns in Spark DDL, e.g. 'id BIGINT, ts TIMESTAMP'",
         )
+    if source.format is InputFormat.KAFKA_JSON and source.schema_ddl is not None:
+        names = {name.casefold() for name in column_names(source.schema_ddl)}
+        if CORRUPT_RECORD_COLUMN in names:
+            yield FieldError(
+                f"{path}.schema",
+                f"column '{CORRUPT_RECORD_COLUMN}' is where a kafkajson input puts the values "
+                "it cannot parse; give the column another name",
+            )
     if source.bad_records is not None and source.format is not InputFormat.KAFKA_JSON:
         yield FieldError(
             f"{path}.badRecords", f"badRecords is for kafkajson inputs only, not {source.format}"

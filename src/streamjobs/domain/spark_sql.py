@@ -16,6 +16,10 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 from sqlglot.errors import ParseError, SqlglotError
 
+CORRUPT_RECORD_COLUMN = "_corrupt_record"
+"""Where Spark's PERMISSIVE JSON parsing puts a value it cannot parse: a kafkajson input uses it
+to tell bad records from good ones, so its schema may not name a column so."""
+
 
 class InvalidSqlError(ValueError):
     """The text is not the Spark SQL it should be; the message says why and where."""
@@ -66,10 +70,22 @@ def check_column_list(ddl: str) -> str:
     columns = statement.this.expressions if isinstance(statement.this, exp.Schema) else []
     if not isinstance(statement, exp.Create) or not columns:
         raise InvalidSqlError(not_a_column_list)
+    seen: set[str] = set()
     for column in columns:
         if not isinstance(column, exp.ColumnDef) or column.args.get("kind") is None:
             raise InvalidSqlError(f"{not_a_column_list}: column '{column.name}' has no type")
+        if column.name.casefold() in seen:
+            raise InvalidSqlError(
+                f"names column '{column.name}' twice (Spark's column names ignore case)"
+            )
+        seen.add(column.name.casefold())
     return ddl
+
+
+def column_names(ddl: str) -> list[str]:
+    """The column names of a DDL column list that ``check_column_list`` accepts."""
+    statement = sqlglot.parse_one(f"CREATE TABLE t ({check_column_list(ddl)})", dialect="spark")
+    return [column.name for column in statement.this.expressions]
 
 
 def _parse_one_query(sql: str) -> exp.Expr:

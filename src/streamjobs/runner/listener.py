@@ -3,8 +3,8 @@
 PySpark rebuilds every progress report from the JVM object field by field: dozens of Py4J calls,
 and each map it reads ends in an exception the JVM raises and PySpark converts. On a driver with
 two cores that work ran beside the next micro-batch's planning and showed in its timings. The
-bridge here asks the JVM for the report's JSON instead, one call, and builds the same PySpark
-event from it.
+bridge here asks the JVM for the report's JSON instead, one call, and hands that on: it is what
+the reporter sends anyway.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ from pyspark.sql.streaming.listener import (
     QueryProgressEvent,
     QueryStartedEvent,
     QueryTerminatedEvent,
-    StreamingQueryProgress,
 )
 
 from streamjobs.domain.clock import Clock
@@ -35,9 +34,10 @@ class ProgressFromJson(JStreamingQueryListener):
 
     The other events are rare (a query's start, idleness, end) and keep PySpark's conversion."""
 
+    pylistener: ReportingListener
+
     def onQueryProgress(self, jevent: JavaObject) -> None:  # noqa: N802 - Spark's name
-        progress = StreamingQueryProgress.fromJson(json.loads(jevent.progress().json()))
-        self.pylistener.onQueryProgress(QueryProgressEvent(progress))
+        self.pylistener.report_progress(json.loads(jevent.progress().json()))
 
 
 class ReportingListener(StreamingQueryListener):
@@ -80,7 +80,11 @@ class ReportingListener(StreamingQueryListener):
         self._emit("started", str(event.id), str(event.runId))
 
     def onQueryProgress(self, event: QueryProgressEvent) -> None:  # noqa: N802
-        progress = json.loads(event.progress.json)
+        """PySpark's own way in, which ``ProgressFromJson`` replaces."""
+        self.report_progress(json.loads(event.progress.json))
+
+    def report_progress(self, progress: dict[str, Any]) -> None:
+        """A progress report as Spark's JSON has it (which leaves out NaN rates)."""
         self._emit("progress", progress["id"], progress["runId"], progress=progress)
 
     def onQueryIdle(self, event: QueryIdleEvent) -> None:  # noqa: N802

@@ -13,6 +13,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
@@ -75,6 +76,8 @@ class PipelineRun:
         self._application_id = application_id or job.name
         self._outputs = self._planned_outputs()
         self._queries: list[StreamingQuery] = []
+        self._triggered: set[int] = set()
+        """The queries (by ``id()``) known to have run a trigger."""
         self._stop_requested = threading.Event()
         self._scratch: str | None = None
 
@@ -135,20 +138,29 @@ class PipelineRun:
                 self._stop_after_current_batch()
                 return RunOutcome(exit_code=0, stopped=True)
             active = [query for query in self._queries if query.isActive]
-            failures = {
-                query.name or str(query.id): _reason(query)
-                for query in self._queries
-                if query not in active and query.exception() is not None
-            }
+            failures = _failures(query for query in self._queries if query not in active)
             if failures:
                 self._stop_after_current_batch()
                 return RunOutcome(exit_code=1, failures=failures)
             if not active:
                 return RunOutcome(exit_code=0)
-            if until_idle and all(_is_idle(query) for query in active):
+            if until_idle and all(self._is_idle(query) for query in active):
                 self._stop_after_current_batch()
+                failures = _failures(self._queries)
+                if failures:
+                    return RunOutcome(exit_code=1, failures=failures)
                 return RunOutcome(exit_code=0, stopped=True)
             time.sleep(poll_seconds)
+
+    def _is_idle(self, query: StreamingQuery) -> bool:
+        """Whether the query has run a trigger and now waits for data. Its last progress, which
+        PySpark rebuilds field by field over Py4J, is asked only until there is one."""
+        if id(query) not in self._triggered:
+            if query.lastProgress is None:
+                return False
+            self._triggered.add(id(query))
+        status = query.status
+        return not status["isDataAvailable"] and not status["isTriggerActive"]
 
     def _planned_outputs(self) -> list[PlannedOutput]:
         names = [output.name for output in self._pipeline.outputs]
@@ -305,15 +317,13 @@ class PipelineRun:
             query.stop()
 
 
-def _is_idle(query: StreamingQuery) -> bool:
-    """Whether the query has run a trigger and waits for data. The status is asked first: the
-    last progress, which PySpark rebuilds field by field over Py4J, only once it says so."""
-    status = query.status
-    return (
-        not status["isDataAvailable"]
-        and not status["isTriggerActive"]
-        and query.lastProgress is not None
-    )
+def _failures(queries: Iterable[StreamingQuery]) -> dict[str, str]:
+    """The queries among ``queries`` that ended with an error, by name, with the error."""
+    return {
+        query.name or str(query.id): _reason(query)
+        for query in queries
+        if query.exception() is not None
+    }
 
 
 def _reason(query: StreamingQuery) -> str:

@@ -15,8 +15,8 @@ from pyspark.sql.types import DataType, StringType, StructField, StructType
 
 from streamjobs.domain.datasets import SparkLocation
 from streamjobs.domain.manifest import Input, InputFormat
+from streamjobs.domain.spark_sql import CORRUPT_RECORD_COLUMN as CORRUPT_RECORD
 
-CORRUPT_RECORD = "_corrupt_record"
 KAFKA_METADATA = ("topic", "partition", "offset", "timestamp")
 FILE_FORMATS = frozenset({"json", "csv", "parquet", "text"})
 
