@@ -1,15 +1,19 @@
-"""What machine a benchmark ran on: cores, memory, CPU, Java, Spark, Python, load, commit."""
+"""What machine a benchmark ran on: cores, memory, CPU and its speed, Java, Spark, Python, load,
+commit."""
 
 from __future__ import annotations
 
 import os
 import platform
 import subprocess
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pyspark
+
+SPEED_CHECK_ADDITIONS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -26,6 +30,10 @@ class Machine:
     python: str
     load_average: str
     commit: str
+    speed_check_ms: float
+    """Best time of a fixed Python loop at the start (``speed_check_ms``). A virtual machine's
+    CPU is as fast as its host lets it be: between reports from the same machine, this says
+    whether the machine itself was slower."""
 
     def markdown(self) -> str:
         rows = [
@@ -38,6 +46,10 @@ class Machine:
             ("Spark (pyspark)", self.spark),
             ("Python", self.python),
             ("load average at start (1, 5, 15 min)", self.load_average),
+            (
+                f"CPU speed check: {SPEED_CHECK_ADDITIONS:,} additions in a Python loop, best of 5",
+                f"{self.speed_check_ms:.0f} ms",
+            ),
             ("streamjobs commit", self.commit),
         ]
         lines = ["| | |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)]
@@ -56,7 +68,20 @@ def describe_machine(repository: Path) -> Machine:
         python=platform.python_version(),
         load_average=" ".join(_read("/proc/loadavg").split()[:3]) or "unknown",
         commit=_commit(repository),
+        speed_check_ms=speed_check_ms(),
     )
+
+
+def speed_check_ms(repetitions: int = 5) -> float:
+    """The best of ``repetitions`` timings of the same loop of additions, in milliseconds."""
+    best = float("inf")
+    for _ in range(repetitions):
+        started = time.perf_counter()
+        total = 0
+        for number in range(SPEED_CHECK_ADDITIONS):
+            total += number
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
 
 
 def _memory_gib() -> float:

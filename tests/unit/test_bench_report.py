@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bench.machine import Machine
+from bench.machine import Machine, speed_check_ms
 from bench.report import figure_section, measurement_groups, render, summary_table, write_report
 from bench.results import Comparison, FigureResult, Limit, Measurement, Target
 
@@ -22,6 +22,7 @@ MACHINE = Machine(
     python="3.11",
     load_average="0.1 0.1 0.1",
     commit="abc1234",
+    speed_check_ms=80.0,
 )
 
 
@@ -150,3 +151,14 @@ class TestRendering:
         path = write_report([result], MACHINE, tmp_path, command="c", minutes=1.0)
         assert path.read_text(encoding="utf-8").startswith("# streamjobs benchmark report")
         assert (tmp_path / result.chart_file).stat().st_size > 1000
+
+
+class TestMachine:
+    def test_states_the_speed_check_beside_the_machines_facts(self) -> None:
+        table = MACHINE.markdown()
+        assert "| CPU speed check: 1,000,000 additions in a Python loop, best of 5 | 80 ms |" in (
+            table
+        )
+
+    def test_the_speed_check_times_the_loop(self) -> None:
+        assert speed_check_ms(repetitions=1) > 0
