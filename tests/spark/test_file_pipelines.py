@@ -147,3 +147,25 @@ def test_a_stream_static_join(runner: PipelineRunner, spark: SparkSession, tmp_p
     assert len(tiers) == 30
     assert tiers[3] == "gold"
     assert tiers[4] == "silver"
+
+
+def test_a_preview_query_is_watched_and_stopped_with_the_run(
+    runner: PipelineRunner, spark: SparkSession, tmp_path: Path
+) -> None:
+    job = pipeline_job(
+        "previewed",
+        trigger={"triggerMode": "ProcessingTime", "triggerDuration": "500 milliseconds"},
+        inputs=[{"name": "ticks", "format": "rate", "options": {"rowsPerSecond": 20}}],
+        outputs=[{"name": "ticks", "format": "parquet", "path": str(tmp_path / "out")}],
+    )
+    job["spec"]["pipeline"]["showPreviewLines"] = 2
+    watched: list[str] = []
+
+    def wrote_a_batch(run: PipelineRun) -> bool:
+        watched[:] = [query.name for query in run.queries]
+        progress = run.queries[0].lastProgress if run.queries else None
+        return progress is not None and progress["batchId"] >= 1
+
+    assert runner.run(job, stop_when=wrote_a_batch) == 0
+    assert watched == ["previewed/ticks", "previewed/ticks/preview"]
+    assert spark.streams.active == []

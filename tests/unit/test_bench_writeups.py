@@ -151,7 +151,8 @@ class TestMemory:
         ]
         topic = LoadedTopic("orders", 2, 1000, 200_000, 1.0)
         plan = replace(figure_throughput.QUICK, sinks=(("parquet", 1), ("delta", 1)))
-        result = figure_memory.figure_result(figure_throughput.Measured(plan, topic, runs, 500))
+        measured = figure_throughput.Measured(plan, topic, runs, 500, warm_up=1000.0)
+        result = figure_memory.figure_result(measured)
         jvm, python, both = result.comparisons
         assert (jvm.candidate, jvm.baseline) == ((500.0,), (400.0,))
         assert (python.candidate, python.baseline) == ((80.0,), (50.0,))

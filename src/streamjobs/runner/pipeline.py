@@ -76,8 +76,8 @@ class PipelineRun:
         self._application_id = application_id or job.name
         self._outputs = self._planned_outputs()
         self._queries: list[StreamingQuery] = []
-        self._triggered: set[int] = set()
-        """The queries (by ``id()``) known to have run a trigger."""
+        self._triggered: set[StreamingQuery] = set()
+        """The queries known to have run a trigger."""
         self._stop_requested = threading.Event()
         self._scratch: str | None = None
 
@@ -101,10 +101,8 @@ class PipelineRun:
             self._queries = [self._start_for_each_batch()]
         else:
             bad_records = self._define_views()
-            self._queries = [
+            for planned in self._outputs:
                 self._start_output(planned, bad_records.get(planned.output.name))
-                for planned in self._outputs
-            ]
         return self.queries
 
     def hold(self, until: datetime, *, poll_seconds: float = 0.2) -> bool:
@@ -135,8 +133,7 @@ class PipelineRun:
     def _watch(self, *, until_idle: bool, poll_seconds: float) -> RunOutcome:
         while True:
             if self._stop_requested.is_set():
-                self._stop_after_current_batch()
-                return RunOutcome(exit_code=0, stopped=True)
+                return self._stopped()
             active = [query for query in self._queries if query.isActive]
             failures = _failures(query for query in self._queries if query not in active)
             if failures:
@@ -145,20 +142,26 @@ class PipelineRun:
             if not active:
                 return RunOutcome(exit_code=0)
             if until_idle and all(self._is_idle(query) for query in active):
-                self._stop_after_current_batch()
-                failures = _failures(self._queries)
-                if failures:
-                    return RunOutcome(exit_code=1, failures=failures)
-                return RunOutcome(exit_code=0, stopped=True)
+                return self._stopped()
             time.sleep(poll_seconds)
 
+    def _stopped(self) -> RunOutcome:
+        """Stop the queries after their micro-batches in flight; a query that failed meanwhile
+        still fails the run."""
+        self._stop_after_current_batch()
+        failures = _failures(self._queries)
+        if failures:
+            return RunOutcome(exit_code=1, failures=failures)
+        return RunOutcome(exit_code=0, stopped=True)
+
     def _is_idle(self, query: StreamingQuery) -> bool:
-        """Whether the query has run a trigger and now waits for data. Its last progress, which
-        PySpark rebuilds field by field over Py4J, is asked only until there is one."""
-        if id(query) not in self._triggered:
-            if query.lastProgress is None:
+        """Whether the query has run a trigger and now waits for data. Whether it has a last
+        progress is asked of the JVM directly (PySpark would rebuild it field by field over
+        Py4J), and only until it has."""
+        if query not in self._triggered:
+            if query._jsq.lastProgress() is None:
                 return False
-            self._triggered.add(id(query))
+            self._triggered.add(query)
         status = query.status
         return not status["isDataAvailable"] and not status["isTriggerActive"]
 
@@ -225,6 +228,7 @@ class PipelineRun:
             settings,
             writer_id=self._writer_id(planned),
         )
+        self._queries.append(query)
         if self._pipeline.show_preview_lines:
             self._start_preview(planned.key, frame)
         return query

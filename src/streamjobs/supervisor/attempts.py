@@ -14,10 +14,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from streamjobs.domain.connections import Connection, connections_used
 from streamjobs.domain.datasets import secret_env_var
+from streamjobs.domain.errors import InvalidInput
 from streamjobs.domain.manifest import StreamingJob
 from streamjobs.domain.secrets import (
     SecretUse,
@@ -78,10 +79,11 @@ class AttemptFactory:
         """The attempt ``number`` of ``application``; its driver reports with ``token`` and, when
         ``hold_until`` is given, starts its queries no sooner.
 
-        ``LaunchFailed`` when a secret the job names is missing from its bundle.
+        ``LaunchFailed`` when a secret the job names is missing from its bundle, or when the
+        manifest the application was run with breaks a rule added since.
         """
         with self._store.transaction() as repos:
-            job = parse_manifest(repos.applications.spec(application.id))
+            job = _parsed_snapshot(repos.applications.spec(application.id))
             driver = repos.node_types.get(job.spec.instance.driver)
             executor_name = job.spec.instance.executor
             executor = repos.node_types.get(executor_name) if executor_name else None
@@ -136,3 +138,14 @@ def _require_all(uses: list[SecretUse], values: Mapping[str, str], bundle: str) 
             f"{bundle!r}; create {'it' if len(missing) == 1 else 'them'} with `streamjobs "
             f"create secret NAME --bundle {bundle} --from-file PATH`"
         )
+
+
+def _parsed_snapshot(manifest: Mapping[str, Any]) -> StreamingJob:
+    """The job an application was run with, as stored then; validated again as it is read."""
+    try:
+        return parse_manifest(manifest)
+    except InvalidInput as error:
+        raise LaunchFailed(
+            f"the manifest this application was run with no longer passes validation: "
+            f"{error.detail}"
+        ) from None
