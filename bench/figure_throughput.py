@@ -33,6 +33,7 @@ from bench.rss import TreeMemory, run_sampled
 from bench.settle import settle
 from bench.shared_measurements import SharedMeasurements
 from bench.throughput_subjects import (
+    BASELINE,
     STREAMJOBS,
     SUBJECTS,
     TOPIC,
@@ -50,6 +51,8 @@ RUNS = "throughput-runs"
 """The directory, beside the figures' own, where the runs figures 1 and 5 share are made."""
 SELECTED_CURRENCIES = frozenset({"EUR", "USD", "GBP"})
 TARGET = Target(0.97)
+WARM_UP = -1
+"""The repetition number of the unmeasured run before the timed ones."""
 MEMORY_SAMPLE_SECONDS = 0.25
 """How often a run's memory is sampled. Each sample scans the process table and reads every
 watched process's status: measured during a full run, the harness used 1.4 % of one core, the
@@ -107,6 +110,8 @@ class Measured:
     runs: list[Run]
     rows: int
     """Rows the query keeps, which every run's output was checked to hold."""
+    warm_up: float
+    """Records/s of the unmeasured run of (b) before the timed ones."""
 
 
 def measured(quick: bool, work: Path, log: Log = print) -> Measured:
@@ -128,12 +133,17 @@ def run_figure(plan: ThroughputPlan, work: Path, log: Log = print) -> Measured:
         loaded = warm_up(broker.bootstrap_servers, loaded, log)
         os.sync()  # the topic's pages reach the disk now, not during the first timed run
         connections = write_connections(work, broker.bootstrap_servers)
+        warm_up_run = run_once(
+            BASELINE, plan.formats[0], WARM_UP, True, plan, connections, work, log
+        )
         runs = [
             run_once(subject, sink, repetition, first, plan, connections, work, log)
             for sink, repetition, subject, first in schedule(plan)
         ]
     rows = check_outputs(plan, runs, work, log)
-    return Measured(plan=plan, topic=loaded, runs=runs, rows=rows)
+    return Measured(
+        plan=plan, topic=loaded, runs=runs, rows=rows, warm_up=warm_up_run.records_per_second
+    )
 
 
 def warm_up(
@@ -174,7 +184,8 @@ def run_once(
     log: Log,
 ) -> Run:
     """Run one subject to its end and read its progress reports and event log."""
-    paths = RunPaths(work / f"{sink}-{repetition}-{subject}")
+    label = "warm-up" if repetition == WARM_UP else f"#{repetition + 1}"
+    paths = RunPaths(work / f"{sink}-{label.lstrip('#')}-{subject}")
     paths.event_log.mkdir(parents=True)
     write_manifest(paths, sink, plan)
     command = (
@@ -206,7 +217,7 @@ def run_once(
         partitions=plan.partitions,
     )
     log(
-        f"figure 1: {sink} #{repetition + 1} {subject:<10} {run.records_per_second:>9,.0f} "
+        f"figure 1: {sink} {label} {subject:<10} {run.records_per_second:>9,.0f} "
         f"records/s ({window.seconds:.1f}s window, {finished.seconds:.1f}s process)"
     )
     return run

@@ -58,7 +58,7 @@ def figure_result(measured: Measured) -> FigureResult:
         slug="throughput",
         title=f"Pipeline throughput: Kafka JSON → filter/project SQL → {sinks}",
         comparisons=comparisons,
-        method=method(plan, measured.topic, measured.rows),
+        method=method(plan, measured.topic, measured.rows, measured.warm_up),
         details=details(plan, runs),
         notes=notes(plan, runs),
     )
@@ -89,7 +89,7 @@ def cpu_comparison(sink: str, runs: list[Run]) -> Comparison:
     )
 
 
-def method(plan: ThroughputPlan, topic: LoadedTopic, rows: int) -> str:
+def method(plan: ThroughputPlan, topic: LoadedTopic, rows: int, warm_up: float) -> str:
     repetitions = ", ".join(f"{sink} {count}" for sink, count in plan.sinks)
     return f"""\
 **Data.** Topic `{TOPIC}`, {plan.partitions} partitions, {topic.records:,} keyed JSON records of
@@ -97,8 +97,10 @@ def method(plan: ThroughputPlan, topic: LoadedTopic, rows: int) -> str:
 produced once before any run (in {topic.seconds:.1f} s) by `bench/kafka_data.py`, then read once
 by a plain consumer (in {topic.read_seconds:.1f} s, not measured) so that the first run meets the
 broker's fetch path as warm as every later run does, and written back to disk (`sync`) so that
-the first run does not share the machine with that writeback. Every run reads the whole topic
-from `earliest`.
+the first run does not share the machine with that writeback. Then (b) runs once on
+{plan.formats[0]}, not measured ({warm_up:,.0f} records/s): in earlier reports the first timed run
+was often the slowest of the figure, and the first timed run was always (a)'s. Every run reads the
+whole topic from `earliest`.
 
 **Query.** `{SQL}` over the records parsed with `{RECORD_SCHEMA}`; it keeps {rows:,} rows. After
 the runs, Spark counted every run's output: each held exactly those rows.
