@@ -10,6 +10,7 @@ import pytest
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.manifest import Deployment
+from streamjobs.domain.states import AppState
 from streamjobs.launch.fake import FakeLauncher
 from streamjobs.services.container import Services, open_services
 from streamjobs.settings import Settings
@@ -51,6 +52,15 @@ class World:
         return [
             event.kind for event in self.services.applications.events(application_id, actor=ALICE)
         ]
+
+    def failed_submission(self, application_id: str) -> str:
+        """The error of an application whose one submission failed before any driver started."""
+        assert self.launcher.drivers == []
+        application = self.app(application_id)
+        assert application.state is AppState.FAILED
+        assert application.submission_attempts == 1
+        assert "submission-failed" in self.events(application_id)
+        return application.error_message or ""
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ needed."""
 
 from __future__ import annotations
 
-from streamjobs.domain.states import AppState
 from tests.factories import changed, connection_manifest, dataset_job_manifest
 from tests.supervisor.conftest import ALICE, World
 
@@ -58,14 +57,9 @@ def test_a_missing_secret_fails_the_submission_naming_the_field(world: World) ->
     )
     application_id = run_once(world, "needs-secrets")
     world.tick()
-    assert world.launcher.drivers == []
-    application = world.app(application_id)
-    assert application.state is AppState.FAILED
-    assert application.submission_attempts == 1
-    message = application.error_message or ""
+    message = world.failed_submission(application_id)
     assert "spec.configuration.envSecrets.DB_PASSWORD: secret 'db-password'" in message
     assert 'spec.configuration.sparkConfSecrets["spark.ssl.keyPassword"]: secret ' in message
     assert "do not exist in resource bundle 'default'" in message
     assert "API_KEY" not in message
     assert "s3cret" not in message
-    assert "submission-failed" in world.events(application_id)

@@ -7,7 +7,6 @@ import copy
 
 from sqlalchemy import update
 
-from streamjobs.domain.states import AppState
 from streamjobs.store.tables import ApplicationRow
 from tests.supervisor.conftest import ALICE, World
 
@@ -26,12 +25,7 @@ def test_a_snapshot_that_no_longer_validates_fails_the_submission(world: World) 
     world.tick()
     world.tick()
 
-    assert world.launcher.drivers == []
-    application = world.app(application_id)
-    assert application.state is AppState.FAILED
-    assert application.submission_attempts == 1
-    message = application.error_message or ""
+    message = world.failed_submission(application_id)
     assert "no longer passes validation" in message
     assert "spec.pipeline.inputs[0].schema" in message
     assert "names column 'ID' twice" in message
-    assert "submission-failed" in world.events(application_id)
