@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer
 
-from streamjobs.devtools.kafka import KafkaBroker
+from streamjobs.devtools.kafka import KafkaBroker, new_cluster_id
 from tests.kafka_fixture import start_kafka_broker
 
 pytestmark = pytest.mark.kafka
@@ -126,3 +126,9 @@ def _is_ipv4_loopback(address: IPAddress) -> bool:
 
 def _text(raw: str | bytes | None) -> str:
     return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def test_cluster_ids_never_start_with_a_dash() -> None:
+    ids = [new_cluster_id() for _ in range(2000)]
+    assert all(len(cluster_id) == 22 for cluster_id in ids)
+    assert not [cluster_id for cluster_id in ids if cluster_id.startswith("-")]

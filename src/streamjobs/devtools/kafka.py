@@ -239,8 +239,13 @@ def server_properties(data_dir: Path, port: int, controller_port: int) -> dict[s
 
 
 def new_cluster_id() -> str:
-    """A random cluster id in Kafka's format: 16 bytes, URL-safe base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+    """A random cluster id in Kafka's format: 16 bytes, URL-safe base64 without padding, and
+    never starting with ``-``, which ``kafka-storage format --cluster-id`` would take for an
+    option (Kafka's own ``Uuid.randomUuid`` draws again for the same reason)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode("ascii").rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 def terminate_process_group(process: subprocess.Popen[bytes], grace_seconds: float) -> None:
