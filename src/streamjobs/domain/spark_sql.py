@@ -62,6 +62,13 @@ def _views_read(sql: str) -> tuple[str, ...]:
 
 def check_column_list(ddl: str) -> str:
     """Return ``ddl`` if it is a Spark DDL column list (``id BIGINT, ts TIMESTAMP``), else raise."""
+    column_names(ddl)
+    return ddl
+
+
+def column_names(ddl: str) -> list[str]:
+    """The column names of a Spark DDL column list, in order; ``InvalidSqlError`` if it is not
+    one, or names a column twice."""
     not_a_column_list = "is not a Spark DDL column list (e.g. 'id BIGINT, ts TIMESTAMP')"
     try:
         statement = sqlglot.parse_one(f"CREATE TABLE t ({ddl})", dialect="spark")
@@ -70,22 +77,16 @@ def check_column_list(ddl: str) -> str:
     columns = statement.this.expressions if isinstance(statement.this, exp.Schema) else []
     if not isinstance(statement, exp.Create) or not columns:
         raise InvalidSqlError(not_a_column_list)
-    seen: set[str] = set()
+    names: list[str] = []
     for column in columns:
         if not isinstance(column, exp.ColumnDef) or column.args.get("kind") is None:
             raise InvalidSqlError(f"{not_a_column_list}: column '{column.name}' has no type")
-        if column.name.casefold() in seen:
+        if column.name.casefold() in {name.casefold() for name in names}:
             raise InvalidSqlError(
                 f"names column '{column.name}' twice (Spark's column names ignore case)"
             )
-        seen.add(column.name.casefold())
-    return ddl
-
-
-def column_names(ddl: str) -> list[str]:
-    """The column names of a DDL column list that ``check_column_list`` accepts."""
-    statement = sqlglot.parse_one(f"CREATE TABLE t ({check_column_list(ddl)})", dialect="spark")
-    return [column.name for column in statement.this.expressions]
+        names.append(column.name)
+    return names
 
 
 def _parse_one_query(sql: str) -> exp.Expr:
