@@ -139,7 +139,10 @@ route (linear interpolation), a request given up counting with the time it had w
 p99 is a lower bound); the figure's sample is each run's p99, and the limit is checked on their
 median. **Requests/s achieved** = successful responses / (last response - first
 scheduled start); the load counts as kept up with at ≥ {RATE_TOLERANCE:.0%} of the offered rate.
-**Memory** is the server process's RSS (psutil) after each load run.
+**Memory** is the server process's RSS (psutil) after each load run. **Capacity**: after the
+load runs, {plan.one_at_a_time:,} requests of the same mix, all due at once, go over one
+connection, each sent when the one before is answered; the rate achieved is the most one server
+process answers, and the offered rate over it the share of each second it is busy.
 
 **Tick.** After the server stops, every job is Run (a new application through
 `ApplicationService.run`), and `Supervisor.run_once()` — built as tests/supervisor builds it: a fake
@@ -250,12 +253,12 @@ def ticks_table(backends: Sequence[Backend]) -> str:
 
 
 def where_time_goes(plan: ControlPlanePlan, backend: Backend) -> list[str]:
-    """The profiles behind a missed limit: the tick's cProfile and the server's py-spy."""
+    """The server's capacity, and the profiles behind a missed limit: the tick's cProfile and
+    the server's py-spy."""
     sections = []
     if statistics.median(backend.ticks.steady_ms) >= TICK_LIMIT.threshold:
         sections.append(tick_profile(backend))
-    if figure_control_plane.missed_latency(plan, backend.loads):
-        sections.append(capacity(plan, backend))
+    sections.append(capacity(plan, backend))
     if backend.profile is not None and backend.profile_load is not None:
         sections.append(server_profile(backend.name, backend.profile, backend.profile_load))
     elif backend.profile_error is not None:
@@ -267,22 +270,27 @@ def where_time_goes(plan: ControlPlanePlan, backend: Backend) -> list[str]:
 
 
 def capacity(plan: ControlPlanePlan, backend: Backend) -> str:
-    """What the server's CPU per request says about the rate one server process can serve."""
-    per_request = statistics.median(backend.cpu_ms_per_request)
-    cores = statistics.median(backend.cpu_cores)
-    needed = per_request * plan.rate / 1000
-    verdict = (
-        "more than one Python process can give: its request handling runs under one GIL, so "
-        "requests queue whatever the machine's other cores do"
-        if needed >= 1
-        else "within one core; the rest of the queueing is waiting: reads run on the event "
-        "loop, which waits for each of the store's answers (PostgreSQL's come from another "
-        "process), and the machine's other work (the profile below shows what runs)"
+    """How busy the offered rate keeps the server: its capacity one request at a time, and how
+    much of each request's time is its CPU (the rest is waiting: for the store's answers and
+    the loopback)."""
+    capacity = backend.one_at_a_time.achieved_rate
+    each_ms = 1000 / capacity if capacity else float("inf")
+    cpu_ms = min(backend.one_at_a_time_cpu_ms, each_ms)
+    head = (
+        f"**{backend.name}: capacity.** One request at a time (the load's mix, "
+        f"{backend.one_at_a_time.requests:,} requests over one connection), the server answered "
+        f"{capacity:.0f} requests/s, {each_ms:.2f} ms each: {cpu_ms:.2f} ms of its CPU and "
+        f"{each_ms - cpu_ms:.2f} ms waiting, for the store's answers (reads wait for them on the "
+        "event loop) and the loopback."
     )
+    busy = plan.rate / capacity if capacity else float("inf")
+    if busy >= 1:
+        return f"{head} {plan.rate:g} requests/s are more than that: the queue grows without end."
     return (
-        f"**{backend.name}: capacity.** The server spent a median {per_request:.1f} ms of CPU "
-        f"per request (it was busy {cores:.2f} cores' worth during the runs). At "
-        f"{plan.rate:g} requests/s that is {needed:.2f} cores of one process: {verdict}."
+        f"{head} {plan.rate:g} requests/s keep it busy {busy:.0%} of the time. The nearer that "
+        "share is to 100%, the longer any pause (a collection, the machine's other work) "
+        f"delays the requests behind it: the queue a pause of 100 ms builds takes "
+        f"{100 * busy / (1 - busy):,.0f} ms more to drain."
     )
 
 

@@ -4,11 +4,11 @@ For each store (SQLite, then PostgreSQL): ``bench.control_plane_store`` seeds it
 and finished applications, a real ``streamjobs server`` serves it (supervisor off, so only the
 HTTP work is timed), and ``bench.load_generator`` — its own process, over loopback — sends an
 open-loop mix of list jobs / get job / list a job's applications / list all applications / apply
-(unchanged) at a fixed rate, several times; the server's RSS is read after each run. Then the
-server stops and the supervisor's tick is timed over one RUNNING application per job on the same
-store. When a latency or rate limit is missed, one more load run goes under py-spy to say where
-the server's time goes; the tick's cProfile is always taken. ``bench.control_plane_report``
-writes it up.
+(unchanged) at a fixed rate, several times; the server's RSS is read after each run, and one more
+run sends the mix one request at a time to measure its capacity. Then the server stops and the
+supervisor's tick is timed over one RUNNING application per job on the same store. When a latency
+or rate limit is missed, one more load run goes under py-spy to say where the server's time goes;
+the tick's cProfile is always taken. ``bench.control_plane_report`` writes it up.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from bench.control_plane_store import Seeded, Ticks, job_manifest, measure_ticks, seed
@@ -64,6 +64,8 @@ class ControlPlanePlan:
     connections: int = 32
     drain_seconds: float = 5.0
     """Requests still unanswered this long after the last one was due are given up."""
+    one_at_a_time: int = 1000
+    """Requests of the run that sends them one at a time (``run_one_at_a_time``)."""
 
     def requests_sent(self, seconds: float | None = None) -> int:
         """Requests one load run sends, its warm-up included."""
@@ -84,6 +86,7 @@ QUICK = ControlPlanePlan(
     ticks=3,
     backends=(SQLITE,),
     profile_seconds=5,
+    one_at_a_time=100,
 )
 FULL = ControlPlanePlan(
     jobs=1000,
@@ -118,6 +121,10 @@ class Backend:
     answered (warm-up included)."""
     cpu_cores: list[float]
     """The server's CPU time during each load run over the run's wall time."""
+    one_at_a_time: LoadSummary
+    """The run sending its requests one at a time: its achieved rate is the server's capacity."""
+    one_at_a_time_cpu_ms: float
+    """The server's CPU time per request during that run."""
     ticks: Ticks
     profile: StackProfile | None
     profile_load: LoadSummary | None
@@ -197,6 +204,12 @@ def run_backend(name: str, url: str, plan: ControlPlanePlan, work: Path, log: Lo
             loads.append(summary)
             rss.append(server.rss_mib())
             log(f"figure 4: {name}: run {repetition + 1}: {describe_load(summary)}")
+        cpu = server.cpu_seconds()
+        one_at_a_time = run_one_at_a_time(server, plan, jobs_file, work)
+        one_at_a_time_cpu_ms = (server.cpu_seconds() - cpu) * 1000 / one_at_a_time.requests
+        log(
+            f"figure 4: {name}: one request at a time: {one_at_a_time.achieved_rate:.0f} requests/s"
+        )
         if missed_latency(plan, loads):
             try:
                 profile, profile_load = profile_server(server, plan, jobs_file, work, log)
@@ -215,6 +228,8 @@ def run_backend(name: str, url: str, plan: ControlPlanePlan, work: Path, log: Lo
         load_averages=load_averages,
         cpu_ms_per_request=cpu_per_request,
         cpu_cores=cpu_cores,
+        one_at_a_time=one_at_a_time,
+        one_at_a_time_cpu_ms=one_at_a_time_cpu_ms,
         ticks=ticks,
         profile=profile,
         profile_load=profile_load,
@@ -254,6 +269,31 @@ def run_load(
     timeout = plan.warmup_seconds + seconds + 120
     run_subject(name, command, directory=work, environment=environment, timeout=timeout)
     return read_load(output)
+
+
+def run_one_at_a_time(
+    server: ServerProcess, plan: ControlPlanePlan, jobs_file: Path, work: Path
+) -> LoadSummary:
+    """The load's mix of requests, all due at once and sent over one connection, so each starts
+    when the one before has been answered: the achieved rate is the most requests a second one
+    server process answers, the time it waits for the store's answers included. The offered
+    rate over it is the share of each second the server is busy at that rate."""
+    burst = plan.rate * 10
+    sequential = replace(
+        plan,
+        rate=burst,
+        warmup_seconds=0,
+        connections=1,
+        drain_seconds=plan.one_at_a_time * 0.05 + 10,
+    )
+    return run_load(
+        server,
+        sequential,
+        jobs_file,
+        work,
+        "load-one-at-a-time",
+        seconds=plan.one_at_a_time / burst,
+    )
 
 
 def read_load(path: Path) -> LoadSummary:

@@ -19,9 +19,8 @@ is sampled as it runs (``bench.rss``), for figure 5, so that figure needs no run
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from bench import kafka_data
@@ -130,7 +129,6 @@ def run_figure(plan: ThroughputPlan, work: Path, log: Log = print) -> Measured:
             broker.bootstrap_servers, TOPIC, plan.records, plan.partitions
         )
         log(f"figure 1: loaded in {loaded.seconds:.1f}s ({loaded.mean_record_bytes:.0f} B each)")
-        loaded = warm_up(broker.bootstrap_servers, loaded, log)
         os.sync()  # the topic's pages reach the disk now, not during the first timed run
         connections = write_connections(work, broker.bootstrap_servers)
         warm_up_run = run_once(
@@ -144,19 +142,6 @@ def run_figure(plan: ThroughputPlan, work: Path, log: Log = print) -> Measured:
     return Measured(
         plan=plan, topic=loaded, runs=runs, rows=rows, warm_up=warm_up_run.records_per_second
     )
-
-
-def warm_up(
-    bootstrap_servers: str, loaded: kafka_data.LoadedTopic, log: Log
-) -> kafka_data.LoadedTopic:
-    """Read the whole topic once, unmeasured, so the first timed run meets a warm broker."""
-    started = time.monotonic()
-    read = kafka_data.read_topic(bootstrap_servers, loaded.topic, loaded.partitions)
-    if read != loaded.records:
-        raise RuntimeError(f"the warm-up read {read} records of {loaded.records}")
-    seconds = time.monotonic() - started
-    log(f"figure 1: read the topic once in {seconds:.1f}s (warm-up, not measured)")
-    return replace(loaded, read_seconds=seconds)
 
 
 _RUNS = SharedMeasurements("figure 1", run_figure)

@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 RECORD_SCHEMA = (
     "id BIGINT, user STRING, amount DOUBLE, currency STRING, country STRING, ts TIMESTAMP, "
@@ -52,8 +52,6 @@ class LoadedTopic:
     records: int
     value_bytes: int
     seconds: float
-    read_seconds: float = 0.0
-    """How long one plain read of the whole topic took (``read_topic``), when it was read."""
 
     @property
     def mean_record_bytes(self) -> float:
@@ -113,41 +111,6 @@ def load_topic(bootstrap_servers: str, topic: str, records: int, partitions: int
     if stored != records:
         raise RuntimeError(f"topic {topic!r} holds {stored} records; {records} were produced")
     return LoadedTopic(topic, partitions, records, value_bytes, seconds)
-
-
-def read_topic(bootstrap_servers: str, topic: str, partitions: int, timeout: float = 300) -> int:
-    """Read every record of ``topic`` once from its start and count them.
-
-    An unmeasured pass before the timed runs, so the first run does not meet a cold fetch path.
-    """
-    consumer = Consumer(
-        {
-            "bootstrap.servers": bootstrap_servers,
-            "group.id": "bench-warm-up",
-            "enable.auto.commit": False,
-        }
-    )
-    try:
-        ends = {}
-        for partition in range(partitions):
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
-            if high > low:
-                ends[partition] = high
-        consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in ends])
-        deadline = time.monotonic() + timeout
-        read = 0
-        while ends:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"reading topic {topic!r} took over {timeout:g} s")
-            for message in consumer.consume(num_messages=10_000, timeout=1.0):
-                if message.error() is not None:
-                    raise RuntimeError(f"reading topic {topic!r}: {message.error()}")
-                read += 1
-                if message.offset() + 1 >= ends.get(message.partition(), 0):
-                    ends.pop(message.partition(), None)
-        return read
-    finally:
-        consumer.close()
 
 
 def _produce(producer: Producer, topic: str, key: bytes, value: bytes) -> None:

@@ -72,8 +72,9 @@ class RatePlan:
 
 
 QUICK = RatePlan(repetitions=1)
-FULL = RatePlan(repetitions=4)
-"""Four pairs of sessions, about 70 s a pair on 2 cores: five took the full run past 20 minutes."""
+FULL = RatePlan(repetitions=3)
+"""Three pairs of sessions, about 70 s a pair on 2 cores: with four, the full run took 20-21
+minutes on a slow day, past its 20."""
 
 
 @dataclass(frozen=True)

@@ -94,13 +94,12 @@ def method(plan: ThroughputPlan, topic: LoadedTopic, rows: int, warm_up: float) 
     return f"""\
 **Data.** Topic `{TOPIC}`, {plan.partitions} partitions, {topic.records:,} keyed JSON records of
 {topic.mean_record_bytes:.0f} bytes (7 fields: id, user, amount, currency, country, ts, note),
-produced once before any run (in {topic.seconds:.1f} s) by `bench/kafka_data.py`, then read once
-by a plain consumer (in {topic.read_seconds:.1f} s, not measured) so that the first run meets the
-broker's fetch path as warm as every later run does, and written back to disk (`sync`) so that
-the first run does not share the machine with that writeback. Then (b) runs once on
-{plan.formats[0]}, not measured ({warm_up:,.0f} records/s): in earlier reports the first timed run
-was often the slowest of the figure, and the first timed run was always (a)'s. Every run reads the
-whole topic from `earliest`.
+produced once before any run (in {topic.seconds:.1f} s) by `bench/kafka_data.py` and written
+back to disk (`sync`) so that the first run does not share the machine with that writeback. Then
+(b) runs once on {plan.formats[0]}, not measured ({warm_up:,.0f} records/s), which also reads the
+whole topic through the broker once: in earlier reports the first timed run was often the slowest
+of the figure, and the first timed run was always (a)'s. Every run reads the whole topic from
+`earliest`.
 
 **Query.** `{SQL}` over the records parsed with `{RECORD_SCHEMA}`; it keeps {rows:,} rows. After
 the runs, Spark counted every run's output: each held exactly those rows.

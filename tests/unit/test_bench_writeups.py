@@ -35,6 +35,14 @@ def load(took: float, rate: float = 50.0) -> LoadSummary:
     return summarise(requests, offered_rate=rate)
 
 
+def one_at_a_time(each: float, count: int = 100) -> LoadSummary:
+    """Requests all due at 0, each answered ``each`` seconds after the one before."""
+    requests = [
+        Request(ROUTES[i % len(ROUTES)], 0.0, i * each, (i + 1) * each, 200) for i in range(count)
+    ]
+    return summarise(requests, offered_rate=count / 0.05)
+
+
 def ticks(ms: tuple[float, ...]) -> Ticks:
     profiler = cProfile.Profile()
     profiler.runcall(sorted, range(100))
@@ -59,6 +67,8 @@ def backend(took: float, tick_ms: tuple[float, ...], **changes: object) -> Backe
         load_averages=[1.0],
         cpu_ms_per_request=[30.0],
         cpu_cores=[0.9],
+        one_at_a_time=one_at_a_time(0.010),
+        one_at_a_time_cpu_ms=8.0,
         ticks=ticks(tick_ms),
         profile=None,
         profile_load=None,
@@ -77,7 +87,12 @@ class TestControlPlane:
         assert [item.met for item in result.measurements] == [True] * len(names)
         assert result.comparisons == []
         assert "where a tick's time goes" not in result.details
-        assert "capacity" not in result.details
+        assert (
+            "the server answered 100 requests/s, 10.00 ms each: 8.00 ms of its CPU and 2.00 ms"
+            in (result.details)
+        )
+        assert "50 requests/s keep it busy 50% of the time" in result.details
+        assert "a pause of 100 ms builds takes 100 ms more to drain" in result.details
 
     def test_a_missed_limit_says_where_the_time_goes(self) -> None:
         profile = read_collapsed(
@@ -88,11 +103,13 @@ class TestControlPlane:
             (400.0, 420.0),
             profile=profile,
             profile_load=load(0.300),
+            one_at_a_time=one_at_a_time(0.050),
         )
         result = control_plane_report.figure_result(Measured(QUICK, [slow], skipped={}))
         assert "**SQLite: where a tick's time goes**" in result.details
-        assert "**SQLite: capacity.** The server spent a median 30.0 ms of CPU" in result.details
-        assert "1.50 cores of one process: more than one" in result.details
+        assert "**SQLite: capacity.** One request at a time" in result.details
+        assert "answered 20 requests/s, 50.00 ms each" in result.details
+        assert "50 requests/s are more than that: the queue grows without end" in result.details
         assert "`deepcopy (copy.py)` | 9 | 100% |" in result.details
         text = render([result], MACHINE, command="c", minutes=1.0)
         assert "| 4 | list jobs p99, SQLite (ms) | 200 [200-200] | — | — | < 50 ms | missed |" in (
