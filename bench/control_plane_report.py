@@ -141,8 +141,9 @@ median. **Requests/s achieved** = successful responses / (last response - first
 scheduled start); the load counts as kept up with at ≥ {RATE_TOLERANCE:.0%} of the offered rate.
 **Memory** is the server process's RSS (psutil) after each load run. **Capacity**: after the
 load runs, {plan.one_at_a_time:,} requests of the same mix, all due at once, go over one
-connection, each sent when the one before is answered; the rate achieved is the most one server
-process answers, and the offered rate over it the share of each second it is busy.
+connection, each sent when the one before is answered: the offered rate times each request's time
+bounds the share of each second the server is busy from above (the client's turn counts too), the
+offered rate times its CPU per request from below.
 
 **Tick.** After the server stops, every job is Run (a new application through
 `ApplicationService.run`), and `Supervisor.run_once()` — built as tests/supervisor builds it: a fake
@@ -270,28 +271,31 @@ def where_time_goes(plan: ControlPlanePlan, backend: Backend) -> list[str]:
 
 
 def capacity(plan: ControlPlanePlan, backend: Backend) -> str:
-    """How busy the offered rate keeps the server: its capacity one request at a time, and how
-    much of each request's time is its CPU (the rest is waiting: for the store's answers and
-    the loopback)."""
+    """How busy the offered rate keeps the server, between two bounds: its CPU per request, and
+    each request's time one at a time (which also counts the client's turn and the loopback)."""
     capacity = backend.one_at_a_time.achieved_rate
     each_ms = 1000 / capacity if capacity else float("inf")
     cpu_ms = min(backend.one_at_a_time_cpu_ms, each_ms)
-    head = (
+    least, most = cpu_ms * plan.rate / 1000, each_ms * plan.rate / 1000
+    return (
         f"**{backend.name}: capacity.** One request at a time (the load's mix, "
         f"{backend.one_at_a_time.requests:,} requests over one connection), the server answered "
-        f"{capacity:.0f} requests/s, {each_ms:.2f} ms each: {cpu_ms:.2f} ms of its CPU and "
-        f"{each_ms - cpu_ms:.2f} ms waiting, for the store's answers (reads wait for them on the "
-        "event loop) and the loopback."
+        f"{capacity:.0f} requests/s, {each_ms:.2f} ms each: {cpu_ms:.2f} ms of its CPU, the "
+        "rest waiting for the store's answers (reads wait for them on the event loop), the "
+        f"client and the loopback. At {plan.rate:g} requests/s it is busy between {least:.0%} "
+        f"of the time (its CPU alone) and {most:.0%} (each request's time one at a time, the "
+        "client's turn included, which under load overlaps the server's work). The "
+        "nearer that share is to 100%, the longer a pause (a collection, the machine's other "
+        f"work) delays the requests behind it: a pause of 100 ms leaves a queue that takes "
+        f"{_drain_ms(least)} more to drain at {least:.0%} busy, {_drain_ms(most)} at {most:.0%}."
     )
-    busy = plan.rate / capacity if capacity else float("inf")
+
+
+def _drain_ms(busy: float) -> str:
+    """How long the queue a 100 ms pause leaves takes to drain at ``busy`` (0-1), in words."""
     if busy >= 1:
-        return f"{head} {plan.rate:g} requests/s are more than that: the queue grows without end."
-    return (
-        f"{head} {plan.rate:g} requests/s keep it busy {busy:.0%} of the time. The nearer that "
-        "share is to 100%, the longer any pause (a collection, the machine's other work) "
-        f"delays the requests behind it: the queue a pause of 100 ms builds takes "
-        f"{100 * busy / (1 - busy):,.0f} ms more to drain."
-    )
+        return "forever"
+    return f"{100 * busy / (1 - busy):,.0f} ms"
 
 
 def tick_profile(backend: Backend) -> str:

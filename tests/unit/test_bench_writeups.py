@@ -87,12 +87,12 @@ class TestControlPlane:
         assert [item.met for item in result.measurements] == [True] * len(names)
         assert result.comparisons == []
         assert "where a tick's time goes" not in result.details
-        assert (
-            "the server answered 100 requests/s, 10.00 ms each: 8.00 ms of its CPU and 2.00 ms"
-            in (result.details)
+        assert "the server answered 100 requests/s, 10.00 ms each: 8.00 ms of its CPU" in (
+            result.details
         )
-        assert "50 requests/s keep it busy 50% of the time" in result.details
-        assert "a pause of 100 ms builds takes 100 ms more to drain" in result.details
+        assert "At 50 requests/s it is busy between 40% of the time" in result.details
+        assert "and 50% (each request's time one at a time" in result.details
+        assert "takes 67 ms more to drain at 40% busy, 100 ms at 50%." in result.details
 
     def test_a_missed_limit_says_where_the_time_goes(self) -> None:
         profile = read_collapsed(
@@ -104,12 +104,14 @@ class TestControlPlane:
             profile=profile,
             profile_load=load(0.300),
             one_at_a_time=one_at_a_time(0.050),
+            one_at_a_time_cpu_ms=30.0,
         )
         result = control_plane_report.figure_result(Measured(QUICK, [slow], skipped={}))
         assert "**SQLite: where a tick's time goes**" in result.details
         assert "**SQLite: capacity.** One request at a time" in result.details
         assert "answered 20 requests/s, 50.00 ms each" in result.details
-        assert "50 requests/s are more than that: the queue grows without end" in result.details
+        assert "busy between 150% of the time (its CPU alone) and 250%" in result.details
+        assert "takes forever more to drain at 150% busy, forever at 250%." in result.details
         assert "`deepcopy (copy.py)` | 9 | 100% |" in result.details
         text = render([result], MACHINE, command="c", minutes=1.0)
         assert "| 4 | list jobs p99, SQLite (ms) | 200 [200-200] | — | — | < 50 ms | missed |" in (
