@@ -10,6 +10,7 @@ from pathlib import Path
 
 from bench import figure_control_plane
 from bench.figure_control_plane import (
+    BURST_SECONDS,
     MEMORY_LIMIT,
     P99_LIMIT,
     RATE_TOLERANCE,
@@ -140,10 +141,10 @@ p99 is a lower bound); the figure's sample is each run's p99, and the limit is c
 median. **Requests/s achieved** = successful responses / (last response - first
 scheduled start); the load counts as kept up with at ≥ {RATE_TOLERANCE:.0%} of the offered rate.
 **Memory** is the server process's RSS (psutil) after each load run. **Capacity**: after the
-load runs, {plan.one_at_a_time:,} requests of the same mix, all due at once, go over one
-connection, each sent when the one before is answered: the offered rate times each request's time
-bounds the share of each second the server is busy from above (the client's turn counts too), the
-offered rate times its CPU per request from below.
+load runs, {plan.one_at_a_time:,} requests of the same mix go over one connection, all scheduled
+within {BURST_SECONDS * 1000:g} ms so that each waits for the one before to be answered (given up
+after {plan.one_at_a_time_drain_seconds:g} s): the rate achieved is what one server process
+answers one request at a time, and its CPU meanwhile tells its own work from its waiting.
 
 **Tick.** After the server stops, every job is Run (a new application through
 `ApplicationService.run`), and `Supervisor.run_once()` — built as tests/supervisor builds it: a fake
@@ -271,31 +272,26 @@ def where_time_goes(plan: ControlPlanePlan, backend: Backend) -> list[str]:
 
 
 def capacity(plan: ControlPlanePlan, backend: Backend) -> str:
-    """How busy the offered rate keeps the server, between two bounds: its CPU per request, and
-    each request's time one at a time (which also counts the client's turn and the loopback)."""
-    capacity = backend.one_at_a_time.achieved_rate
-    each_ms = 1000 / capacity if capacity else float("inf")
-    cpu_ms = min(backend.one_at_a_time_cpu_ms, each_ms)
-    least, most = cpu_ms * plan.rate / 1000, each_ms * plan.rate / 1000
+    """The server's own work per request under the load, and its time per request one at a
+    time: the difference is waiting, for the store's answers above all on PostgreSQL."""
+    per_request = statistics.median(backend.cpu_ms_per_request)
+    cores = statistics.median(backend.cpu_cores)
+    sequential = backend.one_at_a_time
+    each_ms = 1000 / sequential.achieved_rate if sequential.achieved_rate else float("inf")
+    own_ms = min(backend.one_at_a_time_cpu_ms, each_ms)
+    failed = f" ({sequential.errors} of them failed)" if sequential.errors else ""
     return (
-        f"**{backend.name}: capacity.** One request at a time (the load's mix, "
-        f"{backend.one_at_a_time.requests:,} requests over one connection), the server answered "
-        f"{capacity:.0f} requests/s, {each_ms:.2f} ms each: {cpu_ms:.2f} ms of its CPU, the "
-        "rest waiting for the store's answers (reads wait for them on the event loop), the "
-        f"client and the loopback. At {plan.rate:g} requests/s it is busy between {least:.0%} "
-        f"of the time (its CPU alone) and {most:.0%} (each request's time one at a time, the "
-        "client's turn included, which under load overlaps the server's work). The "
-        "nearer that share is to 100%, the longer a pause (a collection, the machine's other "
-        f"work) delays the requests behind it: a pause of 100 ms leaves a queue that takes "
-        f"{_drain_ms(least)} more to drain at {least:.0%} busy, {_drain_ms(most)} at {most:.0%}."
+        f"**{backend.name}: capacity.** Under the load the server's CPU came to a median "
+        f"{per_request:.1f} ms a request, {cores:.0%} of a core at {plan.rate:g} requests/s. "
+        f"One request at a time ({sequential.requests:,} of the load's mix over one "
+        f"connection{failed}) it answered {sequential.achieved_rate:.0f} requests/s, "
+        f"{each_ms:.2f} ms each, {own_ms:.2f} ms of them its CPU; the other "
+        f"{each_ms - own_ms:.2f} ms it waited: for the store's answers (reads wait for them on "
+        "the event loop, so no other request runs meanwhile), for the client's turn and for the "
+        "loopback (which, under load, overlap other requests' work). The nearer the share of "
+        "each second the server is busy comes to 100%, the longer any pause (a collection, the "
+        "machine's other work) delays the requests queued behind it."
     )
-
-
-def _drain_ms(busy: float) -> str:
-    """How long the queue a 100 ms pause leaves takes to drain at ``busy`` (0-1), in words."""
-    if busy >= 1:
-        return "forever"
-    return f"{100 * busy / (1 - busy):,.0f} ms"
 
 
 def tick_profile(backend: Backend) -> str:

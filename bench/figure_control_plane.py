@@ -42,6 +42,9 @@ RATE_TOLERANCE = 0.98
 """The achieved rate must be at least this share of the offered one for the load to count as
 kept up with (an open-loop generator sends exactly the offered rate)."""
 
+BURST_SECONDS = 0.05
+"""The one-at-a-time run schedules all its requests within this, so a queue forms at once."""
+
 Log = Callable[[str], None]
 
 
@@ -72,6 +75,11 @@ class ControlPlanePlan:
         measured = self.seconds if seconds is None else seconds
         return round((self.warmup_seconds + measured) * self.rate)
 
+    @property
+    def one_at_a_time_drain_seconds(self) -> float:
+        """When the one-at-a-time run gives up: at 50 ms a request, far slower than any seen."""
+        return self.one_at_a_time * 0.05 + 10
+
     def rate_limit(self) -> Limit:
         return Limit(round(self.rate * RATE_TOLERANCE, 1), at_least=True)
 
@@ -100,8 +108,8 @@ FULL = ControlPlanePlan(
     profile_seconds=10,
 )
 """About 3 minutes per store on 2 cores: seeding ~10 s, three load runs of 15 s (2,400 measured
-requests each), the profiled one, and the tick's set-up (Run of every job, the ticks that submit
-and start them) ~45 s."""
+requests each), 1,000 requests one at a time (~5 s), the profiled run when a limit is missed,
+and the tick's set-up (Run of every job, the ticks that submit and start them) ~45 s."""
 
 
 @dataclass(frozen=True)
@@ -124,7 +132,7 @@ class Backend:
     one_at_a_time: LoadSummary
     """The run sending its requests one at a time: its achieved rate is the server's capacity."""
     one_at_a_time_cpu_ms: float
-    """The server's CPU time per request during that run."""
+    """The server's CPU time during that run over the requests it answered."""
     ticks: Ticks
     profile: StackProfile | None
     profile_load: LoadSummary | None
@@ -274,25 +282,19 @@ def run_load(
 def run_one_at_a_time(
     server: ServerProcess, plan: ControlPlanePlan, jobs_file: Path, work: Path
 ) -> LoadSummary:
-    """The load's mix of requests, all due at once and sent over one connection, so each starts
-    when the one before has been answered: the achieved rate is the most requests a second one
-    server process answers, the time it waits for the store's answers included. The offered
-    rate over it is the share of each second the server is busy at that rate."""
-    burst = plan.rate * 10
+    """The load's mix of requests, all scheduled within ``BURST_SECONDS`` and sent over one
+    connection, so each waits for the one before to be answered: the rate achieved is what one
+    server process answers one request at a time, each request's wait for the store's answers
+    (and the client's turn, and the loopback) included."""
     sequential = replace(
         plan,
-        rate=burst,
+        rate=plan.one_at_a_time / BURST_SECONDS,
         warmup_seconds=0,
         connections=1,
-        drain_seconds=plan.one_at_a_time * 0.05 + 10,
+        drain_seconds=plan.one_at_a_time_drain_seconds,
     )
     return run_load(
-        server,
-        sequential,
-        jobs_file,
-        work,
-        "load-one-at-a-time",
-        seconds=plan.one_at_a_time / burst,
+        server, sequential, jobs_file, work, "load-one-at-a-time", seconds=BURST_SECONDS
     )
 
 
