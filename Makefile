@@ -5,13 +5,13 @@ VENV := .venv
 BIN := $(VENV)/bin
 SOURCES := src tests bench
 
-.PHONY: run test lint bench java postgres maven chromium clean
+.PHONY: run test lint bench java postgres maven chromium sandbox clean
 
-run: java $(VENV)/.installed-run
+run: java sandbox $(VENV)/.installed-run
 	$(BIN)/streamjobs admin bootstrap
 	$(BIN)/streamjobs server --load-examples examples
 
-test: java postgres maven chromium $(VENV)/.installed-dev lint
+test: java sandbox postgres maven chromium $(VENV)/.installed-dev lint
 	$(BIN)/python scripts/resolve-jars.py
 	$(BIN)/pytest
 	$(BIN)/python -m bench.run --quick
@@ -26,7 +26,7 @@ lint: $(VENV)/.installed-dev
 # `make test`, which is to run only the smoke run `python -m bench.run --quick`.
 # Some figures only: `make bench BENCH_ARGS="--figures 1"`.
 BENCH_ARGS ?=
-bench: java maven $(VENV)/.installed-dev
+bench: java sandbox maven $(VENV)/.installed-dev
 	$(BIN)/python scripts/resolve-jars.py
 	$(BIN)/python -m bench.run $(BENCH_ARGS)
 
@@ -41,6 +41,9 @@ maven:
 
 chromium:
 	@scripts/ensure-chromium.sh
+
+sandbox:
+	@scripts/ensure-sandbox.sh
 
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)

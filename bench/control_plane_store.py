@@ -58,8 +58,9 @@ def job_name(index: int) -> str:
 
 
 def job_manifest(name: str) -> dict[str, Any]:
-    """A small pipeline job (rate -> SQL -> Parquet), the same for every job but its name, so a
-    load generator can apply any job's manifest back unchanged."""
+    """A small pipeline job (rate -> SQL -> console), the same for every job but its name, so a
+    load generator can apply any job's manifest back unchanged (its output has no location:
+    two jobs may not write one)."""
     return {
         "apiVersion": "streamjobs.io/v1",
         "kind": "StreamingJob",
@@ -80,7 +81,7 @@ def job_manifest(name: str) -> dict[str, Any]:
                         ]
                     }
                 ],
-                "outputs": [{"name": "evens", "format": "parquet", "path": "/tmp/bench/evens"}],
+                "outputs": [{"name": "evens", "format": "console"}],
             },
             "restartPolicy": {"type": "OnFailure"},
         },

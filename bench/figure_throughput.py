@@ -29,6 +29,7 @@ from bench.output_reader import shared_reader
 from bench.progress import ProcessingWindow, processing_window, read_progress
 from bench.results import Target
 from bench.rss import TreeMemory, run_sampled
+from bench.sandboxed_runner import sandboxed
 from bench.settle import settle
 from bench.shared_measurements import SharedMeasurements
 from bench.throughput_subjects import (
@@ -173,15 +174,21 @@ def run_once(
     paths = RunPaths(work / f"{sink}-{label.lstrip('#')}-{subject}")
     paths.event_log.mkdir(parents=True)
     write_manifest(paths, sink, plan)
-    command = (
-        streamjobs_command(paths, connections, plan)
-        if subject == STREAMJOBS
-        else baseline_command(paths, sink, connections, plan)
-    )
+    environment: dict[str, str] = {}
+    if subject == STREAMJOBS:
+        command, environment = sandboxed(
+            streamjobs_command(paths, connections, plan), paths, data_root=work
+        )
+    else:
+        command = baseline_command(paths, sink, connections, plan)
     idle_before = settle()
     load_average = _load_average()
     memory, finished = run_sampled(
-        subject, command, directory=paths.directory, interval=MEMORY_SAMPLE_SECONDS
+        subject,
+        command,
+        directory=paths.directory,
+        environment=environment,
+        interval=MEMORY_SAMPLE_SECONDS,
     )
     window = processing_window(read_progress(finished.stdout))
     if window.records != plan.records:

@@ -238,9 +238,10 @@ def check_values(values: Iterable[int], kept: Callable[[int], bool] = keeps) -> 
 def command_differences(bare: Sequence[str], supervised: Sequence[str]) -> list[str]:
     """How a supervised driver's ``spark-submit`` command differs from the bare one: options
     and ``--conf`` settings with other values or on one side only, then the runner's flags one
-    side alone has. The wrapper in front of the supervised command is left out."""
-    if "--" in supervised:
-        supervised = supervised[list(supervised).index("--") + 1 :]
+    side alone has. What runs it (the wrapper, the sandbox) is left out."""
+    submit = [index for index, item in enumerate(supervised) if item.endswith("spark-submit")]
+    if submit:
+        supervised = supervised[submit[0] :]
     bare_options, bare_flags = _parse_submit(bare)
     supervised_options, supervised_flags = _parse_submit(supervised)
     differences = []

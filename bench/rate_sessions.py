@@ -158,9 +158,9 @@ def measure(plan: RatePlan, work: Path, log: Log = print) -> Measured:
     """Run every session with one streamjobs server up throughout, then check the outputs."""
     work.mkdir(parents=True, exist_ok=True)
     sessions = []
-    with BenchServer(work / "streamjobs-home") as server:
+    with BenchServer(work / "streamjobs-home", data_root=work / "jobs") as server:
         for repetition, subject, first in schedule(plan):
-            paths = RatePaths(work / f"{repetition}-{subject}")
+            paths = RatePaths(work / "jobs" / f"{repetition}-{subject}")
             if subject == STREAMJOBS:
                 session = streamjobs_session(server, paths, repetition, first, plan)
             else:

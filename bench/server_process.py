@@ -10,11 +10,13 @@ loads one without (``figure_control_plane``). Its output goes to ``home/server.o
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -32,7 +34,16 @@ class ServerProcess:
     """``with ServerProcess(home, database_url=...) as server:`` a server that answers; on the
     way out SIGTERM to its process group, SIGKILL if it has not ended within 15 s."""
 
-    def __init__(self, home: Path, *, database_url: str, supervisor: bool = True) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        database_url: str,
+        supervisor: bool = True,
+        data_roots: Sequence[Path] = (),
+    ) -> None:
+        """``data_roots``: where the ``default`` bundle's jobs may read and write (seeded on the
+        server's first start)."""
         self.home = home
         port = free_loopback_port()
         self.url = f"http://127.0.0.1:{port}"
@@ -42,6 +53,7 @@ class ServerProcess:
             "STREAMJOBS_PORT": str(port),
             "STREAMJOBS_DATABASE_URL": database_url,
             "STREAMJOBS_SUPERVISOR": "true" if supervisor else "false",
+            "STREAMJOBS_DEFAULT_DATA_ROOTS": json.dumps([root.as_uri() for root in data_roots]),
         }
         self.start_seconds = 0.0
         """How long the server took to answer."""

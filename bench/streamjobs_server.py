@@ -31,9 +31,13 @@ class BenchServer:
     """``with BenchServer(home) as server:`` a started server over a SQLite store in ``home``,
     its admin bootstrapped; every process it or its supervisor started ends on the way out."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *, data_root: Path) -> None:
+        """Jobs read and write under ``data_root`` (their bundle's data root), apart from the
+        server's ``home``."""
         self.home = home
-        self._server = ServerProcess(home, database_url=f"sqlite:///{home / 'streamjobs.db'}")
+        self._server = ServerProcess(
+            home, database_url=f"sqlite:///{home / 'streamjobs.db'}", data_roots=[data_root]
+        )
         self.url = self._server.url
         self._client: httpx.Client | None = None
 

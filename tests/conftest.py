@@ -7,6 +7,7 @@ in CI (``CI=true``), where a missing service is a failure: CI must run everythin
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -22,6 +23,20 @@ from streamjobs.settings import Settings
 from tests.kafka_fixture import kafka_broker  # noqa: F401 - a fixture for every package
 from tests.live_server import live_server
 from tests.services import PostgresServer, ServiceUnavailableError, find_postgres_bin_dir
+
+TEST_DATA_ROOTS = [
+    "file:///tmp/out",
+    "file:///tmp/streamjobs",
+    "file:///tmp/streamjobs-web",
+    "file:///tmp/lakehouse",
+    "file:///tmp/landing",
+    "file:///checkpoints",
+    "file:///data",
+    "file:///lake",
+]
+"""The data roots of the ``default`` bundle of every server the tests start (subprocess servers
+inherit the variable): where the tests' manifests read and write."""
+os.environ.setdefault("STREAMJOBS_DEFAULT_DATA_ROOTS", json.dumps(TEST_DATA_ROOTS))
 
 MARKERS = {
     "spark": "runs real Spark (local[2]) in the shared test session; slower",

@@ -29,7 +29,8 @@ _PATH_PART = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
 def pipeline_manifest(name: str = "ticks", **spec_overrides: Any) -> dict[str, Any]:
-    """A minimal valid pipeline job (rate -> SQL -> parquet); overrides replace spec keys."""
+    """A minimal valid pipeline job (rate -> SQL -> parquet, into a directory of its own, as two
+    jobs may not write one); overrides replace spec keys."""
     manifest: dict[str, Any] = {
         "apiVersion": "streamjobs.io/v1",
         "kind": "StreamingJob",
@@ -40,12 +41,23 @@ def pipeline_manifest(name: str = "ticks", **spec_overrides: Any) -> dict[str, A
                 "streaming": {"triggerDuration": "5 seconds"},
                 "inputs": [{"name": "ticks", "format": "rate"}],
                 "steps": [{"sequence": [{"name": "evens", "sql": "SELECT * FROM ticks"}]}],
-                "outputs": [{"name": "evens", "format": "parquet", "path": "/tmp/out/evens"}],
+                "outputs": [
+                    {"name": "evens", "format": "parquet", "path": f"/tmp/out/{name}/evens"}
+                ],
             },
         },
     }
     manifest["spec"].update(copy.deepcopy(spec_overrides))
     return manifest
+
+
+def console_manifest(name: str = "ticks", **spec_overrides: Any) -> dict[str, Any]:
+    """A pipeline job that claims no location for itself (it prints to the console, and its
+    checkpoint is derived from its name), so a copy of it may be created as it is."""
+    return changed(
+        pipeline_manifest(name, **spec_overrides),
+        ("spec.pipeline.outputs[0]", {"name": "evens", "format": "console"}),
+    )
 
 
 def python_manifest(name: str = "python-app") -> dict[str, Any]:
@@ -101,7 +113,7 @@ def dataset_job_manifest(name: str, *, reads: str, writes: str | None = None) ->
     """A valid pipeline job that reads the dataset ``reads`` as kafkajson and writes parquet to
     ``writes`` (a dataset too, or a path when None)."""
     output = {"name": "events", "format": "parquet"}
-    output.update({"dataset": writes} if writes else {"path": "/tmp/out/events"})
+    output.update({"dataset": writes} if writes else {"path": f"/tmp/out/{name}/events"})
     return changed(
         pipeline_manifest(name),
         (

@@ -232,10 +232,23 @@ class StreamjobsClient:
         return self._json("GET", _path(BUNDLES, name))
 
     def create_bundle(
-        self, name: str, *, description: str | None = None, quota: dict[str, int | None]
+        self,
+        name: str,
+        *,
+        description: str | None = None,
+        quota: dict[str, int | None],
+        data_roots: list[str] | None = None,
+        spark_conf: dict[str, list[str]] | None = None,
     ) -> dict[str, Any]:
-        """``quota`` holds maxRunningApplications, maxCores, maxMemoryMb (None: no limit)."""
-        body = {"name": name, "description": description, "quota": quota}
+        """``quota`` holds maxRunningApplications, maxCores, maxMemoryMb (None: no limit);
+        ``spark_conf`` its ``allowed`` and ``refused`` lists."""
+        body = {
+            "name": name,
+            "description": description,
+            "quota": quota,
+            "dataRoots": data_roots or [],
+            "sparkConf": spark_conf or {},
+        }
         return self._json("POST", BUNDLES, json=body)
 
     def update_bundle(
@@ -244,11 +257,19 @@ class StreamjobsClient:
         *,
         description: str | None,
         quota: dict[str, int | None],
+        data_roots: list[str],
+        spark_conf: dict[str, list[str]],
         resource_version: str | None = None,
     ) -> dict[str, Any]:
-        """Set the bundle's description and every quota (a quota left out means no limit); with
-        ``resource_version``, only if the bundle is still at it (else a 409 ``ClientError``)."""
-        body = {"description": description, "quota": quota}
+        """Set the bundle's description, every quota (a quota left out means no limit), its data
+        roots and its Spark setting policy; with ``resource_version``, only if the bundle is
+        still at it (else a 409 ``ClientError``)."""
+        body = {
+            "description": description,
+            "quota": quota,
+            "dataRoots": data_roots,
+            "sparkConf": spark_conf,
+        }
         headers = _if_match(resource_version)
         return self._json("PUT", _path(BUNDLES, name), json=body, headers=headers)
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from streamjobs.domain.locations import LocationError, normalized_uri
 
 
 class Settings(BaseSettings):
@@ -28,6 +31,12 @@ class Settings(BaseSettings):
         default=None,
         description="Root under which checkpoint locations are derived for jobs that declare none; "
         "default file://<home>/checkpoints.",
+    )
+    default_data_roots: list[str] = Field(
+        default_factory=lambda: ["file:///tmp/streamjobs"],
+        description="The data roots (a JSON list of absolute paths or URIs) the `default` bundle "
+        "gets on the server's first start, with checkpoint_root when that is set; the examples' "
+        "connections live under /tmp/streamjobs. Later changes go through the bundle itself.",
     )
     public_url: str | None = Field(
         default=None,
@@ -73,15 +82,45 @@ class Settings(BaseSettings):
     progress_kept: int = Field(
         default=200, ge=1, description="How many progress reports are kept per application."
     )
+    isolation: bool = Field(
+        default=True,
+        description="Run every driver in its sandbox (bubblewrap), as its runAs account when the "
+        "server is root. Turning it off lets every job do what the server's user can do: only "
+        "for a machine with one trusted user.",
+    )
+    identity_homes: Path | None = Field(
+        default=None,
+        description="Where each runAs identity's home is kept (its Maven/Ivy resolver cache), "
+        "outside STREAMJOBS_HOME; default /var/lib/streamjobs/run-as as root, else "
+        "~/.cache/streamjobs/run-as.",
+    )
     secret_key: SecretStr | None = Field(
         default=None,
         description="The key that encrypts stored secrets: the urlsafe base64 of 32 random "
         "bytes. Default: the key file secret.key under home, created on first start (mode 600).",
     )
 
+    @field_validator("default_data_roots")
+    @classmethod
+    def _absolute_locations(cls, roots: list[str]) -> list[str]:
+        for root in roots:
+            try:
+                normalized_uri(root)
+            except LocationError as error:
+                raise ValueError(f"data root {root!r}: {error}") from None
+        return roots
+
     @property
     def resolved_home(self) -> Path:
         return self.home.expanduser().resolve()
+
+    @property
+    def resolved_identity_homes(self) -> Path:
+        if self.identity_homes is not None:
+            return self.identity_homes.expanduser().resolve()
+        if os.geteuid() == 0:
+            return Path("/var/lib/streamjobs/run-as")
+        return Path.home() / ".cache" / "streamjobs" / "run-as"
 
     @property
     def resolved_database_url(self) -> str:

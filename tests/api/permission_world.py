@@ -23,7 +23,7 @@ from streamjobs.domain.access import (
 )
 from streamjobs.services.container import Services
 from streamjobs.services.identity import token_digest
-from tests.factories import pipeline_manifest
+from tests.factories import console_manifest
 
 ADMIN = Actor(Principal("admin", is_admin=True))
 OK = "allowed"
@@ -82,9 +82,9 @@ class Fresh:
 
     @cached_property
     def job(self) -> str:
-        """A job of the bundle ``mx`` with a live application."""
+        """A job of the bundle ``mx`` with a live application, which may be duplicated."""
         name = f"job-{self._n}"
-        self._services.jobs.create(pipeline_manifest(name, bundle="mx"), actor=ADMIN)
+        self._services.jobs.create(console_manifest(name, bundle="mx"), actor=ADMIN)
         return name
 
     @cached_property
@@ -171,7 +171,7 @@ class World:
         self.client = TestClient(create_app(services=services))
         self.tokens: dict[str, str | None] = {"anonymous": None}
         self._counter = itertools.count()
-        services.bundles.create("mx", actor=ADMIN)
+        services.bundles.create("mx", actor=ADMIN, data_roots=["file:///tmp/out"])
         services.connections.create(files_connection("files"), actor=ADMIN)
         services.people.create_user("svc-mx", actor=ADMIN, kind=PrincipalKind.SERVICE_ACCOUNT)
         grants = [

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tests.api.problems import error_paths, problem_of
-from tests.factories import pipeline_manifest, python_manifest
+from tests.factories import console_manifest, pipeline_manifest, python_manifest
 
 
 def apply(api: httpx.Client, manifest: dict[str, Any]) -> httpx.Response:
@@ -137,7 +137,7 @@ def test_an_invalid_update_changes_nothing(api: httpx.Client, job_name: str) -> 
 
 
 def test_duplicate(api: httpx.Client, job_name: str) -> None:
-    apply(api, pipeline_manifest(job_name))
+    apply(api, console_manifest(job_name))
     copy = api.post(f"/api/v1/jobs/{job_name}/duplicate", json={"name": job_name + "-copy"})
     assert copy.status_code == 201, copy.text
     original = api.get(f"/api/v1/jobs/{job_name}").json()

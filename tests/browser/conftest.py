@@ -10,6 +10,7 @@ request a page makes is recorded: a test fails if any goes to a host other than 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -72,6 +73,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         STREAMJOBS_PORT=str(port),
         STREAMJOBS_DATABASE_URL=f"sqlite:///{root / 'store.db'}",
         STREAMJOBS_ABORT_GRACE_SECONDS="5",
+        STREAMJOBS_DEFAULT_DATA_ROOTS=json.dumps([(root / "work").as_uri()]),
     )
     bootstrapped = streamjobs(env, "admin", "bootstrap")
     assert bootstrapped.returncode == 0, bootstrapped.stderr

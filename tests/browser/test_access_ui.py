@@ -35,7 +35,8 @@ SETTINGS_PAGES = [
 def viewer(server: Server) -> str:
     """A user holding only VIEW on a bundle with one job; their name."""
     with server.api() as api:
-        _ok(api.post("/api/v1/bundles", json={"name": BUNDLE}))
+        root = (server.work / JOB).as_uri()
+        _ok(api.post("/api/v1/bundles", json={"name": BUNDLE, "dataRoots": [root]}))
         job = manifest(JOB, server.work / JOB)
         job["spec"]["bundle"] = BUNDLE
         _ok(api.put(f"/api/v1/jobs/{JOB}", json=job))

@@ -97,7 +97,8 @@ def test_create_run_watch_abort_duplicate_delete(
     assert application_state(server_api, application_id) == "ABORTED"
     screenshot(page, "flow-application-aborted")
 
-    # Duplicate: the form comes prefilled; Create makes the copy.
+    # Duplicate: the form comes prefilled; a copy writing the same output is refused, naming
+    # the job that writes there; with its own output, Create makes the copy.
     page.goto(f"/jobs/{JOB}")
     page.get_by_role("link", name="Duplicate").click()
     expect(page.get_by_label("Pipeline (YAML)")).to_have_value(re.compile("format: rate"))
@@ -105,6 +106,10 @@ def test_create_run_watch_abort_duplicate_delete(
     expect(page.get_by_label("Description")).to_have_value("Ticks from the browser test")
     screenshot(page, "flow-job-duplicate")
     page.get_by_label("Name", exact=True).fill(COPY)
+    page.get_by_role("button", name="Create").click()
+    expect(page.get_by_text(f"job '{JOB}'").first).to_be_visible()
+    screenshot(page, "flow-job-duplicate-same-output")
+    page.get_by_label("Pipeline (YAML)").fill(pipeline_yaml(server.work / COPY))
     page.get_by_role("button", name="Create").click()
     expect(page).to_have_url(f"{server.url}/jobs/{COPY}")
     copied = server_api.get(f"/api/v1/jobs/{COPY}").json()

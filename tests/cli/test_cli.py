@@ -67,7 +67,7 @@ def test_apply_get_describe_delete(cli: CliRunner, tmp_path: Path) -> None:
     described = run(cli, "describe", "job", "cli-tour")
     assert described.exit_code == 0
     assert "Name:           cli-tour" in described.stdout
-    assert "Output:       evens -> /tmp/out/evens (parquet)" in described.stdout
+    assert "Output:       evens -> /tmp/out/cli-tour/evens (parquet)" in described.stdout
 
     assert run(cli, "delete", "job", "cli-tour").stdout.strip() == "streamingjob/cli-tour deleted"
     gone = run(cli, "describe", "job", "cli-tour")

@@ -329,7 +329,18 @@ def test_a_user_sees_only_the_jobs_of_her_bundle(cli: CliRunner, tmp_path: Path,
     mine, other = f"job-mine-{uid}", f"job-other-{uid}"
     ok(run(cli, "create", "user", alice))
     token = token_for(cli, alice)
-    ok(run(cli, "create", "bundle", bundle, "--max-running-applications", "1"))
+    ok(
+        run(
+            cli,
+            "create",
+            "bundle",
+            bundle,
+            "--max-running-applications",
+            "1",
+            "--data-root",
+            "/tmp/out",
+        )
+    )
     ok(run(cli, "grant", "VIEW,RUN", f"user:{alice}", "--bundle", bundle))
     manifests = write(
         tmp_path / "jobs.yaml", pipeline_manifest(mine, bundle=bundle), pipeline_manifest(other)

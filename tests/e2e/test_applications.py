@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import json
 import os
 import signal
 import subprocess
@@ -63,6 +64,7 @@ def server(tmp_path: Path) -> Iterator[Server]:
         STREAMJOBS_HOME=str(tmp_path / "home"),
         STREAMJOBS_PORT=str(free_loopback_port()),
         STREAMJOBS_DATABASE_URL=f"sqlite:///{tmp_path / 'store.db'}",
+        STREAMJOBS_DEFAULT_DATA_ROOTS=json.dumps([(tmp_path / "data").as_uri()]),
     )
     assert streamjobs(env, "admin", "bootstrap").returncode == 0
     token = (tmp_path / "home" / "admin-token").read_text().strip()
@@ -83,9 +85,9 @@ def rate_job(tmp_path: Path) -> dict[str, Any]:
     pipeline["streaming"] = {
         "triggerMode": "ProcessingTime",
         "triggerDuration": "1 second",
-        "checkpointLocation": (tmp_path / "checkpoint").as_uri(),
+        "checkpointLocation": (tmp_path / "data" / "checkpoint").as_uri(),
     }
-    pipeline["outputs"][0]["path"] = (tmp_path / "out").as_uri()
+    pipeline["outputs"][0]["path"] = (tmp_path / "data" / "out").as_uri()
     job["spec"]["restartPolicy"] = {"type": "Always", "onFailureRetryInterval": 1}
     return job
 
@@ -159,7 +161,7 @@ def test_run_kill_reattach_stop_run_again_and_abort(server: Server, tmp_path: Pa
         assert api.post("/api/v1/jobs/rate-to-parquet/stop").status_code == 202
         wait_for("STOPPED", lambda: application()["state"] == "STOPPED")
         assert application()["exitCode"] == 0
-        checkpoint = tmp_path / "checkpoint" / "even_ticks"
+        checkpoint = tmp_path / "data" / "checkpoint" / "even_ticks"
         offsets = {p.name for p in (checkpoint / "offsets").iterdir() if p.name.isdigit()}
         commits = {p.name for p in (checkpoint / "commits").iterdir() if p.name.isdigit()}
         assert offsets == commits

@@ -4,10 +4,12 @@ a real Spark standalone cluster (a master and two workers) for standard deployme
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,9 +31,11 @@ from streamjobs.launch.base import (
 )
 from streamjobs.launch.command import Toolchain
 from streamjobs.launch.ports import free_loopback_port, free_loopback_ports
+from streamjobs.launch.sandbox_host import BubblewrapSandbox
 from tests.conftest import skip_or_fail
 
 APPS = Path(__file__).parent / "apps"
+TOOLCHAIN = Toolchain.installed()
 T = TypeVar("T")
 
 
@@ -58,7 +62,9 @@ def attempt_for(
     connections: tuple[Connection, ...] = (),
     **fields: Any,
 ) -> AttemptSpec:
-    """An attempt of the job ``manifest`` whose files go to ``directory``."""
+    """An attempt of the job ``manifest`` whose files go to ``directory``; its data root is the
+    directory around it (the test's own)."""
+    fields.setdefault("data_roots", (directory.parent.as_uri(),))
     return AttemptSpec(
         application_id=fields.pop("application_id", "app-0001"),
         attempt=fields.pop("attempt", 1),
@@ -68,6 +74,16 @@ def attempt_for(
         executor=executor,
         connections=connections,
         **fields,
+    )
+
+
+@functools.cache
+def launch_sandbox() -> BubblewrapSandbox:
+    """The sandbox every driver of these tests starts in, as in a server (isolation is on in
+    every test run). Identity homes (the resolver's cache) are shared by the whole run."""
+    run = Path(tempfile.mkdtemp(prefix="streamjobs-launch-"))
+    return BubblewrapSandbox(
+        hidden=[run / "server-home"], identity_homes=run / "identities", toolchain=TOOLCHAIN
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ import pytest
 import yaml
 
 from streamjobs.domain.connections import parse_connection
+from streamjobs.domain.manifest import StreamingJob
 from streamjobs.domain.spec import parse_manifest
 from streamjobs.launch.base import AttemptSpec, LaunchFailed, NodeSize
 from streamjobs.launch.command import (
@@ -248,6 +250,7 @@ def test_dependencies_and_java_options_are_passed_on() -> None:
 
 
 def test_the_jobs_spark_conf_applies_but_cannot_move_what_the_server_owns() -> None:
+    """Validation refuses ``spark.ui.port``; a job stored before that rule still cannot move it."""
     manifest = changed(
         python_manifest("py"),
         (
@@ -255,7 +258,9 @@ def test_the_jobs_spark_conf_applies_but_cannot_move_what_the_server_owns() -> N
             {"spark.sql.shuffle.partitions": "8", "spark.ui.port": "4040"},
         ),
     )
-    conf = conf_of(command_for(attempt_for(manifest, ATTEMPT_DIR)).argv)
+    unvalidated = StreamingJob.model_validate(manifest)
+    attempt = replace(attempt_for(python_manifest("py"), ATTEMPT_DIR), job=unvalidated)
+    conf = conf_of(command_for(attempt).argv)
 
     assert conf["spark.sql.shuffle.partitions"] == "8"
     assert conf["spark.ui.port"] == "4555"
@@ -265,7 +270,7 @@ def test_the_command_runs_under_the_wrapper() -> None:
     command = DriverCommand(argv=("spark-submit", "app.py"), environment={})
     assert wrapped(command, python="/venv/bin/python", exit_code_file=Path("/a/exit-code")) == (
         "/venv/bin/python",
-        *("-m", "streamjobs.launch.wrapper", "--exit-code-file", "/a/exit-code"),
+        *("-I", "-m", "streamjobs.launch.wrapper", "--exit-code-file", "/a/exit-code"),
         *("--", "spark-submit", "app.py"),
     )
 

@@ -113,8 +113,8 @@ def test_stored_secrets_reach_the_driver_and_no_command_line_or_log(
     assert drivers.wait_exited(launcher, handle) == 0
     properties = Path(handle.directory) / SECRET_CONF_FILE
     assert properties.stat().st_mode & 0o777 == 0o600
-    for path in Path(handle.directory).iterdir():
-        if path != properties:
+    for path in Path(handle.directory).rglob("*"):
+        if path != properties and path.is_file():
             content = path.read_bytes()
             assert ENV_VALUE.encode() not in content, path
             assert CONF_VALUE.encode() not in content, path

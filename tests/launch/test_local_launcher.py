@@ -17,7 +17,13 @@ from streamjobs.launch.local import LocalLauncher
 from streamjobs.launch.logs import tail_lines
 from streamjobs.launch.spark_ui import ExecutorFigures, read_executors
 from tests.factories import changed, pipeline_manifest
-from tests.launch.conftest import Drivers, attempt_for, python_app_manifest, wait_until
+from tests.launch.conftest import (
+    Drivers,
+    attempt_for,
+    launch_sandbox,
+    python_app_manifest,
+    wait_until,
+)
 from tests.spark.pipelines import pipeline_job
 
 PIPELINE_DRIVER = NodeSize(cores=2, memory_mb=1024)
@@ -58,14 +64,14 @@ def start_pipeline(drivers: Drivers, launcher: LocalLauncher, tmp_path: Path) ->
 def test_no_standard_jobs_on_one_machine(tmp_path: Path) -> None:
     manifest = changed(pipeline_manifest(), ("spec.instance", {"deployment": "standard"}))
     with pytest.raises(LaunchFailed, match="standard"):
-        LocalLauncher().submit(attempt_for(manifest, tmp_path / "attempt"))
+        LocalLauncher(sandbox=launch_sandbox()).submit(attempt_for(manifest, tmp_path / "attempt"))
     assert not (tmp_path / "attempt").exists()
 
 
 def test_a_missing_main_application_file_fails_before_anything_starts(tmp_path: Path) -> None:
     manifest = python_app_manifest("missing", "no_such_app.py")
     with pytest.raises(LaunchFailed, match=r"no_such_app\.py"):
-        LocalLauncher().submit(attempt_for(manifest, tmp_path / "attempt"))
+        LocalLauncher(sandbox=launch_sandbox()).submit(attempt_for(manifest, tmp_path / "attempt"))
     assert not (tmp_path / "attempt").exists()
 
 
@@ -74,7 +80,7 @@ def test_a_missing_main_application_file_fails_before_anything_starts(tmp_path: 
 def test_a_python_app_runs_to_its_exit_code_and_leaves_its_logs(
     drivers: Drivers, tmp_path: Path
 ) -> None:
-    launcher = LocalLauncher()
+    launcher = LocalLauncher(sandbox=launch_sandbox())
     attempt = attempt_for(
         python_app_manifest("exits-3", "exit_with.py", "3"),
         tmp_path / "a",
@@ -105,7 +111,9 @@ def test_a_new_launcher_finds_a_driver_another_one_started(
 ) -> None:
     release = tmp_path / "release"
     manifest = python_app_manifest("waits", "exit_with.py", "7", str(release))
-    handle = drivers.submit(LocalLauncher(), attempt_for(manifest, tmp_path / "a"))
+    handle = drivers.submit(
+        LocalLauncher(sandbox=launch_sandbox()), attempt_for(manifest, tmp_path / "a")
+    )
     wait_until(
         lambda: "exit_with starting" in (Path(handle.directory) / "stdout.log").read_text(),
         what="the app to start",
@@ -148,7 +156,7 @@ def poll_from_another_process(handle: DriverHandle) -> dict[str, Any]:
 @pytest.mark.spark
 @pytest.mark.usefixtures("java")
 def test_a_stopped_pipeline_commits_and_exits_0(drivers: Drivers, tmp_path: Path) -> None:
-    launcher = LocalLauncher()
+    launcher = LocalLauncher(sandbox=launch_sandbox())
     handle = start_pipeline(drivers, launcher, tmp_path)
 
     figures = wait_until(lambda: read_executors(handle), what="the driver's REST API")
@@ -180,7 +188,7 @@ def test_a_stopped_pipeline_commits_and_exits_0(drivers: Drivers, tmp_path: Path
 @pytest.mark.spark
 @pytest.mark.usefixtures("java")
 def test_an_aborted_pipeline_exits_with_a_failure_code(drivers: Drivers, tmp_path: Path) -> None:
-    launcher = LocalLauncher()
+    launcher = LocalLauncher(sandbox=launch_sandbox())
     handle = start_pipeline(drivers, launcher, tmp_path)
 
     launcher.abort(handle)
@@ -192,7 +200,7 @@ def test_an_aborted_pipeline_exits_with_a_failure_code(drivers: Drivers, tmp_pat
 @pytest.mark.spark
 @pytest.mark.usefixtures("java")
 def test_a_killed_driver_is_gone_without_an_exit_code(drivers: Drivers, tmp_path: Path) -> None:
-    launcher = LocalLauncher()
+    launcher = LocalLauncher(sandbox=launch_sandbox())
     release = tmp_path / "release"
     manifest = python_app_manifest("killed", "exit_with.py", "0", str(release))
     handle = drivers.submit(launcher, attempt_for(manifest, tmp_path / "a"))

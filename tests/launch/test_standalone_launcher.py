@@ -9,7 +9,13 @@ import pytest
 from streamjobs.launch.base import NodeSize
 from streamjobs.launch.logs import tail_lines
 from streamjobs.launch.standalone import APPLICATION_ID_FILE, StandaloneLauncher
-from tests.launch.conftest import Drivers, StandaloneCluster, attempt_for, python_app_manifest
+from tests.launch.conftest import (
+    Drivers,
+    StandaloneCluster,
+    attempt_for,
+    launch_sandbox,
+    python_app_manifest,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -18,7 +24,9 @@ def test_a_standard_job_runs_on_two_executors_whose_logs_are_listed(
     drivers: Drivers, standalone_cluster: StandaloneCluster, tmp_path: Path
 ) -> None:
     launcher = StandaloneLauncher(
-        master_url=standalone_cluster.master_url, worker_dirs=standalone_cluster.worker_dirs
+        master_url=standalone_cluster.master_url,
+        worker_dirs=standalone_cluster.worker_dirs,
+        sandbox=launch_sandbox(),
     )
     manifest = python_app_manifest(
         "rdd-sum",
@@ -52,7 +60,9 @@ def test_a_single_node_job_still_runs_locally(
     drivers: Drivers, standalone_cluster: StandaloneCluster, tmp_path: Path
 ) -> None:
     launcher = StandaloneLauncher(
-        master_url=standalone_cluster.master_url, worker_dirs=standalone_cluster.worker_dirs
+        master_url=standalone_cluster.master_url,
+        worker_dirs=standalone_cluster.worker_dirs,
+        sandbox=launch_sandbox(),
     )
     attempt = attempt_for(python_app_manifest("local", "exit_with.py", "0"), tmp_path / "a")
     handle = drivers.submit(launcher, attempt)

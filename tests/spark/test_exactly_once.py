@@ -276,7 +276,6 @@ def exactly_once_job(topic: str, parquet: Path) -> dict[str, Any]:
     )
     job["spec"]["configuration"] = {
         "sparkConf": {
-            "spark.ui.enabled": "false",
             "spark.sql.shuffle.partitions": "2",
             # A query with nothing left after the restart says so within a second, not ten, so
             # --until-idle sees every query idle sooner.

@@ -13,7 +13,7 @@ import pytest
 
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import Conflict, NotFound
-from streamjobs.domain.states import AppState
+from streamjobs.domain.states import TERMINAL_STATES, AppState
 from streamjobs.store import ApplicationRecord, ApplicationRepository, Store
 from streamjobs.store.tables import (
     ApplicationRow,
@@ -164,6 +164,28 @@ def test_find_by_token_hash(store: Store, add_application: AddApplication) -> No
     with store.transaction() as repos:
         assert repos.applications.find_by_token_hash("a" * 64) == reporting
         assert repos.applications.find_by_token_hash("c" * 64) is None
+
+
+@pytest.mark.parametrize("ending", sorted(TERMINAL_STATES))
+def test_an_application_that_ends_loses_its_report_token(
+    store: Store, add_application: AddApplication, clock: FakeClock, ending: AppState
+) -> None:
+    application = add_application("orders", token_hash="a" * 64)
+    for state in (AppState.RUNNING, AppState.PENDING_RERUN, AppState.SUSPENDED):
+        application = change(store, application, clock.now(), state=state)
+        assert application.token_hash == "a" * 64, state
+    ended = change(store, application, clock.now(), state=ending)
+    assert ended.token_hash is None
+    with store.transaction() as repos:
+        assert repos.applications.find_by_token_hash("a" * 64) is None
+
+
+def test_a_token_given_with_a_terminal_state_is_not_kept(
+    store: Store, add_application: AddApplication, clock: FakeClock
+) -> None:
+    application = add_application("orders")
+    ended = change(store, application, clock.now(), state=AppState.FAILED, token_hash="b" * 64)
+    assert ended.token_hash is None
 
 
 def test_update_changes_fields_bumps_the_version_and_stamps_the_last_update(

@@ -78,6 +78,7 @@ def world(database_url: str, tmp_path: Path) -> World:
             apps_directory=settings.apps_directory,
             public_url="http://127.0.0.1:1",
             secrets=services.secrets,
+            places=services.jobs.places,
         ),
         clock=clock,
         config=SupervisorConfig(timing=Timing(heartbeat_timeout=60, abort_grace=10)),

@@ -17,7 +17,7 @@ def run_once(world: World, name: str) -> str:
 def test_every_kind_of_secret_reaches_the_attempt_from_the_jobs_bundle(world: World) -> None:
     services = world.services
     with services.store.transaction() as repos:
-        repos.bundles.add("payments", world.clock.now())
+        repos.bundles.add("payments", world.clock.now(), data_roots=["file:///tmp/out"])
     for bundle in ("default", "payments"):
         services.secrets.put(bundle, "api-key", f"{bundle}-api", actor=ALICE)
         services.secrets.put(bundle, "ssl-password", f"{bundle}-ssl", actor=ALICE)

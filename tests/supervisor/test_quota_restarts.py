@@ -11,7 +11,9 @@ from tests.supervisor.conftest import ALICE, World
 
 
 def test_restarts_do_not_count_twice(world: World) -> None:
-    world.services.bundles.create("pay", actor=ALICE, quota=Quota(max_running_applications=1))
+    world.services.bundles.create(
+        "pay", actor=ALICE, quota=Quota(max_running_applications=1), data_roots=["/tmp/out"]
+    )
     policy = {"type": "Always", "onFailureRetryInterval": 1}
     world.create_job("ticks", bundle="pay", restartPolicy=policy)
     world.create_job("other", bundle="pay")

@@ -126,6 +126,9 @@ def test_a_setting_or_an_option_on_one_side_only_is_named() -> None:
         "--driver-memory: bare '1024m', streamjobs '2048m'",
     ]
     assert command_differences(BARE_ARGV, BARE_ARGV) == []
+    wrapper = ["python", "-I", "-m", "streamjobs.launch.wrapper", "--exit-code-file", "e", "--"]
+    sandboxed = [*wrapper, "bwrap", "--unshare-pid", "--", "setpriv", "--", *BARE_ARGV]
+    assert command_differences(BARE_ARGV, sandboxed) == []
 
 
 def test_sessions_alternate_streamjobs_first() -> None:

@@ -65,7 +65,7 @@ class TestResolvedTemplate:
                         {
                             "name": "evens",
                             "dataset": None,
-                            "path": "/tmp/out/evens",
+                            "path": "/tmp/out/ticks/evens",
                             "format": "parquet",
                             "outputMode": "append",
                             "options": {},

@@ -40,7 +40,7 @@ def member(services: Services, name: str, *permissions: Permission, bundle: str 
 @pytest.fixture
 def pay(services: Services) -> Services:
     """A bundle ``pay`` with the job ``orders`` in it."""
-    services.bundles.create("pay", actor=ADMIN)
+    services.bundles.create("pay", actor=ADMIN, data_roots=["file:///tmp/out"])
     services.jobs.create(pipeline_manifest("orders", bundle="pay"), actor=ADMIN)
     return services
 

@@ -95,7 +95,7 @@ def test_a_used_connection_cannot_be_deleted_and_names_its_jobs(services: Servic
     services.connections.create(connection_manifest("kafka-main"), actor=ANA)
     services.connections.create(connection_manifest("landing", "files"), actor=ANA)
     for name in ("orders", "refunds"):
-        manifest = dataset_job_manifest(name, reads=f"kafka-main:{name}", writes="landing:out")
+        manifest = dataset_job_manifest(name, reads=f"kafka-main:{name}", writes=f"landing:{name}")
         services.jobs.create(manifest, actor=ANA)
     with pytest.raises(Conflict) as refused:
         services.connections.delete("kafka-main", actor=ANA)

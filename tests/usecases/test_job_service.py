@@ -10,7 +10,7 @@ import pytest
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.errors import Conflict, InvalidInput, NotFound
 from streamjobs.services.container import Services
-from tests.factories import pipeline_manifest
+from tests.factories import console_manifest, pipeline_manifest
 
 ANA = Actor(Principal("ana", is_admin=True), source="10.0.0.7")
 """An admin: these tests are about the use cases, not about who may take them."""
@@ -25,7 +25,7 @@ def audit_actions(services: Services) -> list[tuple[str, str, str | None]]:
 
 
 def test_every_change_is_audited_with_who_and_from_where(services: Services) -> None:
-    manifest = pipeline_manifest("audited")
+    manifest = console_manifest("audited")
     services.jobs.create(manifest, actor=ANA)
     manifest["metadata"]["description"] = "edited"
     services.jobs.apply("audited", manifest, actor=ANA)

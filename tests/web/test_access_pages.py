@@ -75,7 +75,7 @@ MATRIX: dict[str, dict[str, str | None]] = {
 @pytest.fixture
 def live_app(stage: Stage) -> str:
     """The bundle ``pay`` with the job ``pay-job`` and a live application of it; its id."""
-    stage.services.bundles.create(BUNDLE, actor=admin_of(stage))
+    stage.services.bundles.create(BUNDLE, actor=admin_of(stage), data_roots=["file:///tmp/out"])
     put = stage.api.put(f"/api/v1/jobs/{JOB}", json=pipeline_manifest(JOB, bundle=BUNDLE))
     assert put.status_code in (200, 201), put.text
     run = stage.api.post(f"/api/v1/jobs/{JOB}/run")

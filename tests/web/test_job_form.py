@@ -258,7 +258,7 @@ def test_configure_of_a_missing_job_is_not_found(browser: Browser) -> None:
     assert browser.page("/jobs/nope/configure").status_code == 404
 
 
-def test_duplicate_prefills_the_form_from_another_job(browser: Browser) -> None:
+def test_duplicate_prefills_the_form_and_the_copy_needs_its_own_output(browser: Browser) -> None:
     page = browser.page("/jobs/new?from=ticks")
     assert page.status_code == 200
     fields = form_of(page)
@@ -266,10 +266,15 @@ def test_duplicate_prefills_the_form_from_another_job(browser: Browser) -> None:
     assert fields["duplicate_of"] == ["ticks"]
     assert fields["resource_version"] == [""]
     assert "name: evens" in fields["pipeline"][0]
+    as_it_is = browser.submit("/jobs/new", fields)
+    assert as_it_is.status_code == 409
+    assert_error_next_to(as_it_is.text, "pipeline", "is an output of job &#39;ticks&#39;")
+    fields["pipeline"] = [fields["pipeline"][0].replace("/tmp/out/ticks/", "/tmp/out/ticks-copy/")]
     created = browser.submit("/jobs/new", fields)
     assert created.status_code == 303, created.text
     copy = browser.stage.api.get("/api/v1/jobs/ticks-copy").json()
     original = browser.stage.api.get("/api/v1/jobs/ticks").json()
+    original["spec"]["pipeline"]["outputs"][0]["path"] = "/tmp/out/ticks-copy/evens"
     assert copy["spec"] == original["spec"]
 
 

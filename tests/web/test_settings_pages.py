@@ -16,7 +16,7 @@ from streamjobs.domain.access import (
     SubjectKind,
 )
 from streamjobs.domain.quotas import Quota
-from tests.factories import pipeline_manifest
+from tests.factories import console_manifest
 from tests.staged_server import Stage
 from tests.web.access_helpers import (
     PASSWORD,
@@ -182,7 +182,7 @@ def test_bundles_are_created_configured_granted_and_deleted(stage: Stage, browse
     assert created.headers["location"] == f"{BUNDLES}/pay?done=created&name=pay"
     assert services.bundles.get("pay", actor=admin).bundle.quota == Quota(2, None, 8192)
 
-    put = stage.api.put("/api/v1/jobs/pay-job", json=pipeline_manifest("pay-job", bundle="pay"))
+    put = stage.api.put("/api/v1/jobs/pay-job", json=console_manifest("pay-job", bundle="pay"))
     assert put.status_code in (200, 201), put.text
     assert stage.api.post("/api/v1/jobs/pay-job/run").status_code in (200, 201)
 

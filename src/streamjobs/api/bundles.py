@@ -1,5 +1,10 @@
-"""``/api/v1/bundles`` and ``/api/v1/node-types``: resource bundles with their quotas and grants,
-and the node types jobs are sized with."""
+"""``/api/v1/bundles`` and ``/api/v1/node-types``: resource bundles with their quotas, data roots,
+Spark setting policy and grants, and the node types jobs are sized with.
+
+``PUT`` replaces a bundle's whole configuration: a quota left out is no limit, data roots left
+out are none, a Spark setting list left out is empty. Read the bundle first and send back what
+should stay (with ``If-Match``, so nobody's change in between is lost).
+"""
 
 from __future__ import annotations
 
@@ -12,6 +17,7 @@ from pydantic.alias_generators import to_camel
 from streamjobs.api.auth import require_actor, services_of
 from streamjobs.api.conventions import etag, expected_version, location
 from streamjobs.domain.access import Actor, BundleGrant, Permission, Subject
+from streamjobs.domain.bundle_policy import SparkConfPolicy
 from streamjobs.domain.quotas import Quota
 from streamjobs.services.bundles import BundleView
 from streamjobs.store.catalog import NodeTypeRecord
@@ -36,9 +42,33 @@ class QuotaBody(Body):
         return Quota(self.max_running_applications, self.max_cores, self.max_memory_mb)
 
 
+class SparkConfBody(Body):
+    """Exceptions to the Spark settings this bundle's jobs may set; each entry a setting name
+    (``spark.jars.repositories``) or a prefix pattern (``spark.hadoop.fs.s3a.*``)."""
+
+    allowed: list[str] = Field(
+        default_factory=list,
+        description="Settings the bundle's jobs may set although they are restricted by default.",
+    )
+    refused: list[str] = Field(
+        default_factory=list,
+        description="Settings the bundle's jobs may not set, beyond those refused everywhere.",
+    )
+
+    def policy(self) -> SparkConfPolicy:
+        return SparkConfPolicy(allowed=tuple(self.allowed), refused=tuple(self.refused))
+
+
 class BundleChange(Body):
     description: str | None = None
     quota: QuotaBody = QuotaBody()
+    data_roots: list[str] = Field(
+        default_factory=list,
+        description="Absolute paths or URIs (file:///data/payments, s3a://bucket/payments) under "
+        "which the bundle's jobs' paths, datasets and checkpoints must fall. Not / itself, "
+        "nor inside or around the server's home. Stored in normal form.",
+    )
+    spark_conf: SparkConfBody = SparkConfBody()
 
 
 class NewBundle(BundleChange):
@@ -67,7 +97,8 @@ def list_bundles(request: Request, actor: Actor = Depends(require_actor)) -> dic
 
 IF_MATCH = Header(
     None,
-    description="Only if the bundle is at this version (its ETag): its quotas and grants alike.",
+    description="Only if the bundle is at this version (its ETag): its quotas, data roots, Spark "
+    "setting policy and grants alike.",
 )
 
 
@@ -76,20 +107,31 @@ def create_bundle(
     body: NewBundle, request: Request, response: Response, actor: Actor = Depends(require_actor)
 ) -> dict[str, Any]:
     view = services_of(request).bundles.create(
-        body.name, actor=actor, description=body.description, quota=body.quota.quota()
+        body.name,
+        actor=actor,
+        description=body.description,
+        quota=body.quota.quota(),
+        data_roots=body.data_roots,
+        spark_conf=body.spark_conf.policy(),
     )
     response.headers["Location"] = location(BUNDLES, body.name)
     return versioned_document(view, response)
 
 
-@router.get(BUNDLES + "/{name}", summary="A bundle: quotas, what is in use, grants")
+@router.get(
+    BUNDLES + "/{name}",
+    summary="A bundle: quotas, what is in use, data roots, Spark setting policy, grants",
+)
 def get_bundle(
     name: str, request: Request, response: Response, actor: Actor = Depends(require_actor)
 ) -> dict[str, Any]:
     return versioned_document(services_of(request).bundles.get(name, actor=actor), response)
 
 
-@router.put(BUNDLES + "/{name}", summary="Set a bundle's description and quotas")
+@router.put(
+    BUNDLES + "/{name}",
+    summary="Set a bundle's description, quotas, data roots and Spark setting policy",
+)
 def update_bundle(
     name: str,
     body: BundleChange,
@@ -103,6 +145,8 @@ def update_bundle(
         actor=actor,
         description=body.description,
         quota=body.quota.quota(),
+        data_roots=body.data_roots,
+        spark_conf=body.spark_conf.policy(),
         expected_version=expected_version(if_match),
     )
     return versioned_document(view, response)
@@ -179,19 +223,26 @@ def versioned_document(view: BundleView, response: Response) -> dict[str, Any]:
 
 
 def bundle_document(view: BundleView) -> dict[str, Any]:
-    quota = view.bundle.quota
+    """The bundle as the API shows it; ``dataRoots`` is null for a bundle never given any."""
+    bundle = view.bundle
+    quota = bundle.quota
     by_subject: dict[str, list[str]] = {}
     for grant in view.grants:
         by_subject.setdefault(str(grant.subject), []).append(str(grant.permission))
     return {
-        "name": view.bundle.name,
-        "description": view.bundle.description,
-        "createdAt": view.bundle.created_at.isoformat(),
-        "resourceVersion": str(view.bundle.version),
+        "name": bundle.name,
+        "description": bundle.description,
+        "createdAt": bundle.created_at.isoformat(),
+        "resourceVersion": str(bundle.version),
         "quota": {
             "maxRunningApplications": quota.max_running_applications,
             "maxCores": quota.max_cores,
             "maxMemoryMb": quota.max_memory_mb,
+        },
+        "dataRoots": None if bundle.data_roots is None else list(bundle.data_roots),
+        "sparkConf": {
+            "allowed": list(bundle.spark_conf_allowed),
+            "refused": list(bundle.spark_conf_refused),
         },
         "inUse": {
             "runningApplications": view.in_use.applications,

@@ -22,6 +22,7 @@ from streamjobs.domain.errors import (
     FieldError,
     Forbidden,
     InvalidInput,
+    LocationTaken,
     NotFound,
     StreamjobsError,
     Unauthenticated,
@@ -89,7 +90,7 @@ async def _on_streamjobs_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, StreamjobsError)
     status = status_of(error)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
-    errors = list(error.errors) if isinstance(error, InvalidInput) else None
+    errors = list(error.errors) if isinstance(error, InvalidInput | LocationTaken) else None
     return problem(
         request,
         status=status,

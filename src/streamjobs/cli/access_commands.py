@@ -284,6 +284,7 @@ def _plain(value: object) -> str:
 
 def _audit_table(entries: list[dict[str, Any]]) -> Table:
     table = new_table("AT", "ACTOR", "ACTION", "RESOURCE", "DETAIL", "SOURCE")
+    table.columns[4].no_wrap = False  # a long detail wraps within its column, squeezing no other
     for entry in entries:
         resource = entry["resource"]
         detail = entry.get("detail") or {}

@@ -1,9 +1,13 @@
 """The commands about resource bundles and node types: ``create``, ``get``, ``describe`` and
-``delete bundle``, ``set quota``, and ``create``, ``get`` and ``delete node-type``.
+``delete bundle``, ``set quota``, ``set data-roots`` and ``set spark-conf``, and ``create``,
+``get`` and ``delete node-type``.
 
 A bundle's quotas cap its running applications, their cores and their memory (drivers and
-executors together); a quota left unset means no limit. ``set quota`` changes only the quotas it
-is given: it reads the bundle first and sends the others back as they were.
+executors together); a quota left unset means no limit. Its data roots are where its jobs'
+paths, datasets and checkpoints may live; its Spark setting policy allows or refuses settings
+(or ``prefix.*`` patterns) for its jobs. The server replaces a bundle's whole configuration at
+once, so each ``set`` reads the bundle first, sends back what it does not change, and does it
+again if someone else changed the bundle in between.
 """
 
 from __future__ import annotations
@@ -28,6 +32,25 @@ from streamjobs.client import StreamjobsClient, retry_on_conflict
 ClientFactory = Callable[[typer.Context], StreamjobsClient]
 
 OutputOption = Annotated[OutputFormat, typer.Option("-o", "--output", help="Output format.")]
+AllowOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--allow",
+        "--allow-spark-conf",
+        metavar="KEY",
+        help="A Spark setting (or prefix.* pattern) its jobs may set although restricted; "
+        "repeatable.",
+    ),
+]
+RefuseOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--refuse",
+        "--refuse-spark-conf",
+        metavar="KEY",
+        help="A Spark setting (or prefix.* pattern) its jobs may not set; repeatable.",
+    ),
+]
 NO_LIMIT = ("none", "null", "unlimited")
 
 QUOTAS = (
@@ -64,15 +87,46 @@ def register(
         max_memory_mb: Annotated[
             int | None, typer.Option(help="At most this much memory in MB, all in all.")
         ] = None,
+        data_root: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--data-root",
+                metavar="URI",
+                help="Where its jobs' paths and checkpoints may live (an absolute path or a "
+                "URI); repeatable.",
+            ),
+        ] = None,
+        allow_spark_conf: Annotated[
+            list[str] | None,
+            typer.Option(
+                metavar="KEY",
+                help="A Spark setting (or prefix.* pattern) its jobs may set although "
+                "restricted; repeatable.",
+            ),
+        ] = None,
+        refuse_spark_conf: Annotated[
+            list[str] | None,
+            typer.Option(
+                metavar="KEY",
+                help="A Spark setting (or prefix.* pattern) its jobs may not set; repeatable.",
+            ),
+        ] = None,
     ) -> None:
-        """Create a resource bundle (needs Manage bundles); a quota not given means no limit."""
+        """Create a resource bundle (needs Manage bundles); a quota not given means no limit,
+        no --data-root means its jobs may name no path until it gets one."""
         quota = {
             "maxRunningApplications": max_running_applications,
             "maxCores": max_cores,
             "maxMemoryMb": max_memory_mb,
         }
         with client_for(ctx) as client, reported_failures():
-            client.create_bundle(name, description=description, quota=quota)
+            client.create_bundle(
+                name,
+                description=description,
+                quota=quota,
+                data_roots=data_root or [],
+                spark_conf=_spark_conf(allow_spark_conf, refuse_spark_conf),
+            )
         console().print(f"bundle/{name} created")
 
     @get_app.command("bundles")
@@ -135,18 +189,48 @@ def register(
                 code=EXIT_INVALID_INPUT,
             )
 
-        def change_quota() -> dict[str, Any]:
-            current = client.get_bundle(bundle)
-            return client.update_bundle(
-                bundle,
-                description=current["description"],
-                quota={**current["quota"], **changes},
-                resource_version=current["resourceVersion"],
-            )
-
         with client_for(ctx) as client, reported_failures():
-            updated = retry_on_conflict(change_quota)
+            updated = _change_bundle(client, bundle, {"quota": changes})
         console().print(f"bundle/{bundle} quota set: {_quota_summary(updated['quota'])}")
+
+    @set_app.command("data-roots")
+    def set_data_roots(
+        ctx: typer.Context,
+        bundle: Annotated[str, typer.Argument(help="The bundle whose data roots change.")],
+        roots: Annotated[
+            list[str] | None,
+            typer.Argument(
+                metavar="URI...", help="Absolute paths or URIs, e.g. file:///data/payments."
+            ),
+        ] = None,
+        none: Annotated[
+            bool, typer.Option("--none", help="Take every data root away from the bundle.")
+        ] = False,
+    ) -> None:
+        """Replace a bundle's data roots: where its jobs' paths, datasets and checkpoints may
+        live. Taking a root away stops nothing running; it refuses the next change or run."""
+        if bool(roots) == none:
+            raise fail(
+                "give the data roots (URI...) or --none to take every one away, not both",
+                code=EXIT_INVALID_INPUT,
+            )
+        with client_for(ctx) as client, reported_failures():
+            updated = _change_bundle(client, bundle, {"dataRoots": roots or []})
+        shown = ", ".join(updated["dataRoots"] or []) or "none"
+        console().print(f"bundle/{bundle} data roots set: {shown}")
+
+    @set_app.command("spark-conf")
+    def set_spark_conf(
+        ctx: typer.Context,
+        bundle: Annotated[str, typer.Argument(help="The bundle whose Spark policy changes.")],
+        allow: AllowOption = None,
+        refuse: RefuseOption = None,
+    ) -> None:
+        """Replace a bundle's Spark setting policy (both lists; none given empties them)."""
+        policy = _spark_conf(allow, refuse)
+        with client_for(ctx) as client, reported_failures():
+            updated = _change_bundle(client, bundle, {"sparkConf": policy})
+        console().print(f"bundle/{bundle} spark conf set: {_policy_summary(updated['sparkConf'])}")
 
     @create_app.command("node-type")
     def create_node_type(
@@ -174,6 +258,38 @@ def register(
         with client_for(ctx) as client, reported_failures():
             client.delete_node_type(name)
         console().print(f"node-type/{name} deleted")
+
+
+def _change_bundle(
+    client: StreamjobsClient, bundle: str, changes: dict[str, Any]
+) -> dict[str, Any]:
+    """Read the bundle, apply ``changes`` (``quota`` keys merge into the quotas, ``dataRoots``
+    and ``sparkConf`` replace), write it from the version read, and do it all again while
+    someone else's change gets in between."""
+
+    def change() -> dict[str, Any]:
+        current = client.get_bundle(bundle)
+        return client.update_bundle(
+            bundle,
+            description=current["description"],
+            quota={**current["quota"], **changes.get("quota", {})},
+            data_roots=changes.get("dataRoots", current.get("dataRoots") or []),
+            spark_conf=changes.get("sparkConf", current.get("sparkConf") or {}),
+            resource_version=current["resourceVersion"],
+        )
+
+    return retry_on_conflict(change)
+
+
+def _spark_conf(allowed: list[str] | None, refused: list[str] | None) -> dict[str, list[str]]:
+    return {"allowed": allowed or [], "refused": refused or []}
+
+
+def _policy_summary(spark_conf: dict[str, list[str]]) -> str:
+    return "; ".join(
+        f"{kind} {', '.join(spark_conf.get(kind) or []) or 'none'}"
+        for kind in ("allowed", "refused")
+    )
 
 
 def _limit(option: str, text: str) -> int | None:
@@ -218,7 +334,7 @@ def _bundles_table(bundles: list[dict[str, Any]]) -> Table:
 
 def describe_bundle(bundle: dict[str, Any]) -> str:
     """A bundle for a person to read: quotas against what its running applications take now,
-    and who is granted what on its jobs."""
+    its data roots and Spark setting policy, and who is granted what on its jobs."""
     quota, in_use = bundle["quota"], bundle["inUse"]
     lines = [
         f"Name:              {bundle['name']}",
@@ -232,6 +348,15 @@ def describe_bundle(bundle: dict[str, Any]) -> str:
     for key, used, label, unit in QUOTAS:
         limit = "no limit" if quota[key] is None else f"{quota[key]}{unit}"
         lines.append(f"  {label:<22}{f'{in_use[used]}{unit}':<12}{limit}")
+    roots = bundle.get("dataRoots")
+    lines += ["", "Data roots:" + (" not set" if roots is None else "" if roots else " none")]
+    lines += [f"  {root}" for root in roots or []]
+    spark_conf = bundle.get("sparkConf") or {}
+    lines += ["", "Spark settings:"]
+    lines += [
+        f"  {kind:<9}{', '.join(spark_conf.get(kind) or []) or '-'}"
+        for kind in ("allowed", "refused")
+    ]
     lines += ["", "Grants:" + ("" if bundle["grants"] else " -")]
     width = max((len(grant["subject"]) for grant in bundle["grants"]), default=0) + 2
     lines += [

@@ -77,6 +77,20 @@ class Conflict(StreamjobsError):
     title = "Conflict"
 
 
+class LocationTaken(Conflict):
+    """Another job already writes, or checkpoints at, a location the input names; ``errors``
+    names each field and the job (or "another job" when the caller may not see it)."""
+
+    def __init__(self, errors: Sequence[FieldError]) -> None:
+        self.errors = tuple(errors)
+        lines = [str(error) for error in self.errors]
+        if len(lines) == 1:
+            detail = lines[0]
+        else:
+            detail = f"{len(lines)} problems:\n" + "\n".join(f"  {line}" for line in lines)
+        super().__init__(detail)
+
+
 class StaleVersion(Conflict):
     """A versioned change was based on a version that another change has since replaced."""
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from streamjobs.domain.env_rules import env_errors
 from streamjobs.domain.errors import FieldError
 from streamjobs.domain.manifest import (
     ApplicationSpec,
@@ -30,10 +31,12 @@ from streamjobs.domain.manifest import (
     View,
 )
 from streamjobs.domain.pipeline_support import support_errors
+from streamjobs.domain.spark_policy import spark_conf_errors
 from streamjobs.domain.spark_sql import (
     CORRUPT_RECORD_COLUMN,
     InvalidSqlError,
     column_names,
+    runs_programs,
     views_read,
 )
 
@@ -62,7 +65,13 @@ class _DefinedView(NamedTuple):
 def broken_rules(job: StreamingJob, *, checkpoint_root: str | None) -> list[FieldError]:
     """Every cross-field rule ``job`` breaks; ``checkpoint_root`` None means none can be derived."""
     spec = job.spec
-    errors = [*_application_errors(spec), *_instance_errors(spec.instance)]
+    configuration = spec.configuration
+    errors = [
+        *_application_errors(spec),
+        *_instance_errors(spec.instance),
+        *env_errors(configuration.env, configuration.env_secrets),
+        *spark_conf_errors(configuration),
+    ]
     if spec.pipeline is not None:
         errors += _pipeline_errors(spec.pipeline)
         errors += support_errors(
@@ -248,6 +257,13 @@ def _read_errors(view: View, path: str, defined: dict[str, _DefinedView]) -> Ite
     except InvalidSqlError as problem:
         yield FieldError(path, f"step '{view.name}' {problem}")
         return
+    if runs_programs(view.sql):
+        yield FieldError(
+            path,
+            f"step '{view.name}' runs a program of the machine (SELECT TRANSFORM ... USING); "
+            "a step is a query over views: write the logic in SQL, or run your own code as a "
+            "python or jvm application",
+        )
     known = ", ".join(definition.name for definition in defined.values())
     for name in names_read:
         if name.casefold() not in defined:

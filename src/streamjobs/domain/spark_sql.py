@@ -1,15 +1,16 @@
 """What the manifest rules need to know about Spark SQL text, read without a JVM.
 
 Spark's own parser needs a running JVM, so this uses sqlglot's Spark dialect: which views a step's
-query reads, and whether an input's ``schema`` is a DDL column list. Every problem is raised as
-``InvalidSqlError`` (a ``ValueError``) with a message fit for a person.
+query reads, which files it reads directly by path, and whether an input's ``schema`` is a DDL
+column list. Every problem is raised as ``InvalidSqlError`` (a ``ValueError``) with a message fit
+for a person.
 """
 
 from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import sqlglot
 from sqlglot import exp
@@ -19,6 +20,28 @@ from sqlglot.errors import ParseError, SqlglotError
 CORRUPT_RECORD_COLUMN = "_corrupt_record"
 """Where Spark's PERMISSIVE JSON parsing puts a value it cannot parse: a kafkajson input uses it
 to tell bad records from good ones, so its schema may not name a column so."""
+
+PATH_SOURCES = frozenset(
+    {
+        "avro",
+        "binaryfile",
+        "csv",
+        "delta",
+        "hudi",
+        "iceberg",
+        "image",
+        "json",
+        "libsvm",
+        "orc",
+        "parquet",
+        "text",
+        "xml",
+    }
+)
+"""Data sources Spark reads a path with when a query names ``source.`path```."""
+_PATH_FUNCTIONS = frozenset({"read_files"})
+"""Table functions whose first argument is a path to read."""
+_NAME_FUNCTION = "identifier"
 
 
 class InvalidSqlError(ValueError):
@@ -58,6 +81,79 @@ def _views_read(sql: str) -> tuple[str, ...]:
         if name.casefold() not in cte_names:
             names.setdefault(name.casefold(), name)
     return tuple(names.values())
+
+
+class PathRead(NamedTuple):
+    """A path a query reads directly: ``text.`/data/x``` reads ``/data/x`` with ``text``."""
+
+    source: str
+    """The data source, or the function, that reads it."""
+    path: str | None
+    """None when the query computes it (``IDENTIFIER(concat(...))``), so it cannot be known."""
+
+    @property
+    def shown(self) -> str:
+        """The read as the query wrote it, near enough for a message."""
+        if self.path is None:
+            return f"{self.source}(...)"
+        return f"{self.source}.`{self.path}`"
+
+
+def runs_programs(sql: str) -> bool:
+    """Whether the query pipes rows through a program of the machine's
+    (``SELECT TRANSFORM(...) USING 'command'``)."""
+    return any(True for _ in _parse_one_query(sql).find_all(exp.QueryTransform))
+
+
+def paths_read(sql: str) -> list[PathRead]:
+    """The paths one Spark SQL query reads directly, in a stable order.
+
+    Spark reads ``format.`path``` (``json.`/data/x```, ``delta.`s3a://b/t```) as the files at
+    that path: a two-part name whose first part is a data source that reads paths (or a class
+    name), or whose second part looks like a path or URI. ``IDENTIFIER('…')`` and
+    ``read_files('…')`` count too; one whose argument is not a plain string gives a ``PathRead``
+    without a path. Names inside optimizer hints are left out, as Spark does not read them.
+    """
+    return list(_paths_read(sql))
+
+
+@lru_cache(maxsize=1024)
+def _paths_read(sql: str) -> tuple[PathRead, ...]:
+    reads: list[PathRead] = []
+    for table in _parse_one_query(sql).find_all(exp.Table, bfs=False):
+        if table.find_ancestor(exp.Hint) is not None:
+            continue
+        function = table.this
+        if isinstance(function, exp.Anonymous):
+            reads.extend(_function_reads(function))
+        elif table.db and not table.catalog and _is_path_read(table.db, table.name):
+            reads.append(PathRead(table.db, table.name))
+    return tuple(reads)
+
+
+def _is_path_read(source: str, name: str) -> bool:
+    return (
+        source.casefold() in PATH_SOURCES or "." in source or any(mark in name for mark in "/:\\")
+    )
+
+
+def _function_reads(function: exp.Anonymous) -> list[PathRead]:
+    name = function.name.casefold()
+    if name not in _PATH_FUNCTIONS and name != _NAME_FUNCTION:
+        return []
+    arguments = function.expressions
+    first = arguments[0] if arguments else None
+    if not isinstance(first, exp.Literal) or not first.is_string:
+        return [PathRead(function.name, None)]
+    if name in _PATH_FUNCTIONS:
+        return [PathRead(function.name, first.name)]
+    try:
+        named = exp.to_table(first.name, dialect="spark")
+    except SqlglotError:
+        return [PathRead(function.name, None)]
+    if named.db and not named.catalog and _is_path_read(named.db, named.name):
+        return [PathRead(named.db, named.name)]
+    return []
 
 
 def check_column_list(ddl: str) -> str:

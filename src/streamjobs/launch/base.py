@@ -56,6 +56,10 @@ class AttemptSpec:
     hold_until: datetime | None = None
     """A pipeline's runner starts its Spark session at once but its queries no sooner than this
     (a restart whose retry interval has not yet passed)."""
+    run_as: str = "streamjobs"
+    """The identity the driver runs as (the application's ``runAs``): its OS account and home."""
+    data_roots: tuple[str, ...] = ()
+    """The job's bundle's data roots: the only data locations its sandbox may read and write."""
 
 
 @dataclass(frozen=True)

@@ -19,10 +19,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 import yaml
 
+from streamjobs.domain.locations import LocationError
+from streamjobs.domain.locations import local_path as domain_local_path
 from streamjobs.domain.manifest import ApplicationType, Deployment, StreamingJob
 from streamjobs.domain.spark_conf import REDACTION_REGEX, session_conf
 from streamjobs.launch.base import AttemptSpec, LaunchFailed, NodeSize
@@ -44,6 +45,10 @@ COMMAND_LINE_SETTINGS = re.compile(
 )
 """Settings spark-submit (or a standalone worker) copies onto a JVM's command line, so a secret
 there would show in the process list."""
+
+UMASK_SETTING = "spark.hadoop.fs.permissions.umask-mode"
+SHARED_UMASK = "002"
+"""A driver's files are group-writable: its bundle's other accounts share its group."""
 
 SPARK_INTERNAL = "spark-internal"
 """A jvm job's main application file when its class is on Spark's own classpath."""
@@ -174,6 +179,8 @@ def spark_settings(
             "spark.ui.port": str(ui_port),
             "spark.driver.host": LOOPBACK,
             "spark.driver.bindAddress": LOOPBACK,
+            "spark.ui.killEnabled": "false",
+            UMASK_SETTING: SHARED_UMASK,
         }
     )
     if not single_node:
@@ -295,12 +302,13 @@ def main_application_path(job: StreamingJob) -> str:
 
 
 def local_path(location: str) -> str:
-    """``local:///a/b`` and ``file:///a/b`` -> ``/a/b``; anything else unchanged."""
-    if location.startswith("local://"):
-        return location.removeprefix("local://")
-    if location.startswith("file://"):
-        return unquote(location.removeprefix("file://"))
-    return location
+    """``local:///a/b``, ``file:/a/b``, ``file://localhost/a/b`` -> ``/a/b``, read as validation
+    reads them (``domain.locations``); anything else unchanged."""
+    try:
+        path = domain_local_path(location)
+    except LocationError:
+        return location
+    return location if path is None else path
 
 
 def paths_to_check(job: StreamingJob) -> list[str]:
@@ -318,14 +326,23 @@ def paths_to_check(job: StreamingJob) -> list[str]:
     return paths
 
 
+INHERITED_VARIABLES = frozenset(
+    {"PATH", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "TZ", "JAVA_HOME"}
+)
+"""The only server variables a driver inherits; never its settings, keys or database URL."""
+
+
 def driver_environment(
     attempt: AttemptSpec, toolchain: Toolchain, base_environment: Mapping[str, str]
 ) -> dict[str, str]:
-    """The driver's environment: the server's, the job's ``env``, the attempt's secrets, and
-    last what the server decides: the Spark that runs (pyspark's), the Python its Python
-    processes run with (this one, where the runner is installed) and the address its UI
-    listens on (loopback only: Spark's UI binds to ``SPARK_LOCAL_IP``, else to every address)."""
-    environment = dict(base_environment)
+    """The driver's environment, built from an allow-list: ``INHERITED_VARIABLES`` of
+    ``base_environment``, the job's ``env``, the attempt's secrets, and last what the server
+    decides: the Spark that runs (pyspark's), the Python its Python processes run with (this one,
+    where the runner is installed) and the address its UI listens on (loopback only: Spark's UI
+    binds to ``SPARK_LOCAL_IP``, else to every address)."""
+    environment = {
+        key: value for key, value in base_environment.items() if key in INHERITED_VARIABLES
+    }
     environment.update(attempt.job.spec.configuration.env)
     environment.update(attempt.secrets)
     environment.update(
@@ -340,9 +357,12 @@ def driver_environment(
 
 
 def wrapped(command: DriverCommand, *, python: str, exit_code_file: Path) -> tuple[str, ...]:
-    """``command`` under the wrapper that records its exit code in ``exit_code_file``."""
+    """``command`` under the wrapper that records its exit code in ``exit_code_file``. The
+    wrapper runs outside the sandbox with the driver's environment, so isolated (``-I``): no
+    ``PYTHON*`` variable, user site or working directory decides what it imports."""
     return (
         python,
+        "-I",
         "-m",
         "streamjobs.launch.wrapper",
         "--exit-code-file",

@@ -45,6 +45,8 @@ from streamjobs.launch.command import (
     wrapped,
 )
 from streamjobs.launch.ports import free_loopback_port
+from streamjobs.launch.sandbox import BWRAP as SANDBOX_PROGRAM
+from streamjobs.launch.sandbox_host import Sandbox
 from streamjobs.launch.wrapper import read_exit_code
 
 START_TIME_TOLERANCE = 0.5
@@ -63,10 +65,14 @@ class SparkSubmitLauncher:
         *,
         toolchain: Toolchain | None = None,
         environment: Mapping[str, str] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
-        """``environment`` is what drivers' environments start from (default: the server's)."""
+        """``environment`` is where drivers' environments take the few variables they inherit
+        (default: the server's); ``sandbox`` encloses every driver (None: drivers run bare,
+        only for tests of the launcher itself and ``streamjobs`` run without isolation)."""
         self._toolchain = toolchain
         self._environment = environment
+        self._sandbox = sandbox
         self._children: dict[int, subprocess.Popen[bytes]] = {}
 
     @property
@@ -96,6 +102,8 @@ class SparkSubmitLauncher:
             raise LaunchFailed(
                 f"cannot prepare the attempt directory {directory}: {error}"
             ) from None
+        if self._sandbox is not None:
+            command = self._sandbox.enclose(attempt, command)
         argv = wrapped(
             command, python=self.toolchain.python, exit_code_file=directory / EXIT_CODE_FILE
         )
@@ -178,7 +186,9 @@ def _check_attempt(attempt: AttemptSpec) -> None:
 def _prepare_directory(attempt: AttemptSpec) -> None:
     """The attempt directory with the driver's files, and none left from an earlier start."""
     directory = attempt.directory
-    directory.mkdir(parents=True, exist_ok=True)
+    directory.parent.parent.mkdir(parents=True, exist_ok=True)
+    for private in (directory.parent, directory):
+        private.mkdir(mode=0o700, exist_ok=True)
     for stale in (EXIT_CODE_FILE, STOP_FILE, SECRET_CONF_FILE):
         (directory / stale).unlink(missing_ok=True)
     for name, content in attempt_files(attempt).items():
@@ -240,15 +250,41 @@ def _stragglers(handle: DriverHandle) -> list[psutil.Process]:
 
 def _signal_group(handle: DriverHandle, number: signal.Signals) -> None:
     """Send ``number`` to the driver's whole process group; nothing when it is gone, or when
-    its pid now belongs to another process."""
+    its pid now belongs to another process.
+
+    bubblewrap, which holds a sandboxed driver, is spared every signal but SIGKILL: it would die
+    of SIGTERM and take the driver with it at once, where the driver, signalled itself, shuts
+    down in order (and bubblewrap exits with its code).
+    """
     try:
         leader = psutil.Process(handle.pid)
     except psutil.NoSuchProcess:
         leader = None
     if leader is not None and not _is_ours(leader, handle):
         return
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(handle.pid, number)
+    if number is signal.SIGKILL:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(handle.pid, number)
+        return
+    for process in _group_members(handle.pid):
+        with contextlib.suppress(psutil.Error):
+            if not _is_sandbox_monitor(process, handle):
+                process.send_signal(number)
+
+
+def _is_sandbox_monitor(process: psutil.Process, handle: DriverHandle) -> bool:
+    """bubblewrap as the wrapper started it: the wrapper's own child, which the job (inside,
+    as another process) cannot pose as by renaming itself."""
+    return bool(process.ppid() == handle.pid and process.name() == SANDBOX_PROGRAM)
+
+
+def _group_members(group: int) -> list[psutil.Process]:
+    members = []
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error, ProcessLookupError):
+            if os.getpgid(process.pid) == group:
+                members.append(process)
+    return members
 
 
 def _stops_by_file(directory: Path) -> bool:

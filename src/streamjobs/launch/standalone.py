@@ -25,6 +25,7 @@ from pathlib import Path
 from streamjobs.launch.base import AttemptSpec, DriverHandle
 from streamjobs.launch.command import STDERR_FILE, Toolchain, master_for
 from streamjobs.launch.driver_process import SparkSubmitLauncher
+from streamjobs.launch.sandbox_host import Sandbox
 from streamjobs.launch.spark_ui import spark_application_id
 
 APPLICATION_ID_FILE = "spark-application-id"
@@ -46,8 +47,9 @@ class StandaloneLauncher(SparkSubmitLauncher):
         worker_dirs: Sequence[Path | str] = (),
         toolchain: Toolchain | None = None,
         environment: Mapping[str, str] | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
-        super().__init__(toolchain=toolchain, environment=environment)
+        super().__init__(toolchain=toolchain, environment=environment, sandbox=sandbox)
         self.master_url = master_url
         self.worker_dirs = tuple(Path(directory) for directory in worker_dirs)
 

@@ -1,14 +1,17 @@
-"""Resource bundles (their quotas and their grants) and node types, on behalf of an actor.
+"""Resource bundles (their quotas, data roots, Spark setting policy and grants) and node types,
+on behalf of an actor.
 
 Bundles are managed with Manage bundles; node types by admins. Anyone sees the bundles they hold
 a grant on, with what they hold and what the bundle's running applications take now against
-its quotas. Every change is audited in its transaction.
+its quotas. Every change is audited in its transaction. A data root may not be ``/`` nor lie
+inside or hold a protected root (the server's home), which no job may reach.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Collection, Mapping
+import logging
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from streamjobs.domain.access import (
@@ -22,8 +25,15 @@ from streamjobs.domain.access import (
     require_admin,
     require_domain_permission,
 )
+from streamjobs.domain.bundle_policy import (
+    SparkConfPolicy,
+    checked_data_roots,
+    checked_spark_conf_policy,
+    data_root_problem,
+)
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import Conflict, FieldError, InvalidInput, NotFound
+from streamjobs.domain.locations import normalized_uri
 from streamjobs.domain.quotas import Demand, Quota
 from streamjobs.services.access import grants_for
 from streamjobs.services.people import require_subject
@@ -33,6 +43,8 @@ from streamjobs.store.db import Repositories, Store
 
 MAX_CORES = 100_000
 MAX_MEMORY_MB = 1 << 30
+DEFAULT_BUNDLE = "default"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -50,9 +62,10 @@ class BundleView:
 class BundleService:
     """Creates, changes, grants and reads resource bundles, and keeps node types."""
 
-    def __init__(self, *, store: Store, clock: Clock) -> None:
+    def __init__(self, *, store: Store, clock: Clock, protected_roots: Sequence[str]) -> None:
         self._store = store
         self._clock = clock
+        self._protected_roots = tuple(protected_roots)
 
     def list(self, *, actor: Actor) -> builtins.list[BundleView]:
         """The bundles ``actor`` manages or holds a grant on, by name."""
@@ -69,14 +82,32 @@ class BundleService:
         return view
 
     def create(
-        self, name: str, *, actor: Actor, description: str | None = None, quota: Quota = Quota()
+        self,
+        name: str,
+        *,
+        actor: Actor,
+        description: str | None = None,
+        quota: Quota = Quota(),
+        data_roots: Sequence[str] = (),
+        spark_conf: SparkConfPolicy = SparkConfPolicy(),
     ) -> BundleView:
+        """A new bundle; with no data roots its jobs may name no path, dataset or checkpoint
+        until someone gives it some."""
         require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
-        if errors := name_errors(name, "name") + quota_errors(quota):
-            raise InvalidInput(errors)
+        errors = name_errors(name, "name") + quota_errors(quota)
+        roots, policy = self._checked_policy(data_roots, spark_conf, errors)
+        policy = policy or SparkConfPolicy()
         with self._store.transaction() as repos:
-            repos.bundles.add(name, self._clock.now(), description=description, quota=quota)
-            self._audit(repos, actor, "bundle.created", name, _quota_detail(quota))
+            repos.bundles.add(
+                name,
+                self._clock.now(),
+                description=description,
+                quota=quota,
+                data_roots=roots,
+                spark_conf_allowed=policy.allowed,
+                spark_conf_refused=policy.refused,
+            )
+            self._audit_configuration(repos, actor, "bundle.created", name)
         return self.get(name, actor=actor)
 
     def update(
@@ -86,19 +117,53 @@ class BundleService:
         actor: Actor,
         description: str | None,
         quota: Quota,
+        data_roots: Sequence[str] | None = None,
+        spark_conf: SparkConfPolicy | None = None,
         expected_version: int | None = None,
     ) -> BundleView:
-        """Set the bundle's description and quotas (lowering a quota stops nothing running;
-        it refuses the next Run that would not fit). With ``expected_version``, only if the
-        bundle is still at that version: ``Conflict`` if someone changed it since."""
+        """Set the bundle's description and quotas, and its data roots and Spark setting policy
+        when given (None keeps them). Lowering a quota or taking a root away stops nothing
+        running; it refuses the next Run or change that would not fit. With
+        ``expected_version``, only if the bundle is still at that version: ``Conflict`` if
+        someone changed it since."""
         require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
-        if errors := quota_errors(quota):
-            raise InvalidInput(errors)
+        roots, policy = self._checked_policy(data_roots, spark_conf, quota_errors(quota))
         with self._store.transaction() as repos:
             repos.bundles.update(
-                name, description=description, quota=quota, expected_version=expected_version
+                name,
+                description=description,
+                quota=quota,
+                data_roots=roots,
+                spark_conf_allowed=None if policy is None else policy.allowed,
+                spark_conf_refused=None if policy is None else policy.refused,
+                expected_version=expected_version,
             )
-            self._audit(repos, actor, "bundle.configured", name, _quota_detail(quota))
+            self._audit_configuration(repos, actor, "bundle.configured", name)
+        return self.get(name, actor=actor)
+
+    def set_policy(
+        self,
+        name: str,
+        *,
+        actor: Actor,
+        data_roots: Sequence[str],
+        spark_conf: SparkConfPolicy,
+        expected_version: int | None = None,
+    ) -> BundleView:
+        """Replace the bundle's data roots and Spark setting policy, keeping its description
+        and quotas; with ``expected_version`` as ``update``."""
+        require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
+        roots, policy = self._checked_policy(data_roots, spark_conf, [])
+        policy = policy or SparkConfPolicy()
+        with self._store.transaction() as repos:
+            repos.bundles.set_policy(
+                name,
+                data_roots=roots,
+                spark_conf_allowed=policy.allowed,
+                spark_conf_refused=policy.refused,
+                expected_version=expected_version,
+            )
+            self._audit_configuration(repos, actor, "bundle.configured", name)
         return self.get(name, actor=actor)
 
     def delete(self, name: str, *, actor: Actor, expected_version: int | None = None) -> None:
@@ -215,6 +280,36 @@ class BundleService:
             held=held,
         )
 
+    def _checked_policy(
+        self,
+        data_roots: Sequence[str] | None,
+        spark_conf: SparkConfPolicy | None,
+        errors: builtins.list[FieldError],
+    ) -> tuple[tuple[str, ...] | None, SparkConfPolicy | None]:
+        """The roots in normal form and the policy stripped (None stays None); ``InvalidInput``
+        with ``errors`` and every error of either."""
+        errors = list(errors)
+        roots = policy = None
+        try:
+            if data_roots is not None:
+                roots = checked_data_roots(data_roots, protected=self._protected_roots)
+        except InvalidInput as error:
+            errors.extend(error.errors)
+        try:
+            if spark_conf is not None:
+                policy = checked_spark_conf_policy(spark_conf.allowed, spark_conf.refused)
+        except InvalidInput as error:
+            errors.extend(error.errors)
+        if errors:
+            raise InvalidInput(errors)
+        return roots, policy
+
+    def _audit_configuration(
+        self, repos: Repositories, actor: Actor, action: str, name: str
+    ) -> None:
+        """Audit the bundle's quotas, data roots and Spark setting policy as now written."""
+        self._audit(repos, actor, action, name, configuration_detail(repos.bundles.get(name)))
+
     def _audit(
         self,
         repos: Repositories,
@@ -239,9 +334,35 @@ def quota_errors(quota: Quota) -> builtins.list[FieldError]:
     return errors
 
 
-def _quota_detail(quota: Quota) -> dict[str, object]:
+def configuration_detail(bundle: BundleRecord) -> dict[str, object]:
+    """What an audit entry of a bundle's change records: its quotas, data roots and Spark
+    setting policy."""
+    quota = bundle.quota
     return {
         "maxRunningApplications": quota.max_running_applications,
         "maxCores": quota.max_cores,
         "maxMemoryMb": quota.max_memory_mb,
+        "dataRoots": None if bundle.data_roots is None else list(bundle.data_roots),
+        "sparkConf": {
+            "allowed": list(bundle.spark_conf_allowed),
+            "refused": list(bundle.spark_conf_refused),
+        },
     }
+
+
+def seed_default_data_roots(
+    store: Store, candidates: Sequence[str], *, protected_roots: Sequence[str]
+) -> tuple[str, ...] | None:
+    """Give the ``default`` bundle data roots if it exists and has never had any: the
+    ``candidates`` in normal form, once each, less those no bundle may hold (under the
+    server's home, say), each of which is logged. The roots given, or None if none were."""
+    roots: builtins.list[str] = []
+    for candidate in candidates:
+        problem = data_root_problem(candidate, protected=protected_roots)
+        if problem is not None:
+            log.warning("the default bundle does not get the data root %s: %s", candidate, problem)
+        elif (root := normalized_uri(candidate)) not in roots:
+            roots.append(root)
+    with store.transaction() as repos:
+        seeded = repos.bundles.seed_data_roots(DEFAULT_BUNDLE, roots)
+    return tuple(roots) if seeded else None

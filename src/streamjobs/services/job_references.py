@@ -1,30 +1,56 @@
 """What a job's manifest refers to that only the store can check: its bundle, its node types,
-the connections of its datasets (and that their types fit the formats), and the user or service
-account it runs as. ``JobService`` checks them in the transaction that writes the job.
+the connections of its datasets (and that their types fit the formats), the user or service
+account it runs as, and what its bundle allows: the Spark settings of its policy and the data
+roots every path, dataset and checkpoint must lie under. ``JobService`` checks them in the
+transaction that writes the job.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from streamjobs.domain.access import Actor, PrincipalKind, require_run_as
-from streamjobs.domain.connections import connections_used, dataset_errors
-from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.domain.connections import Connection, connections_used, dataset_errors
+from streamjobs.domain.errors import FieldError, InvalidInput, NotFound
+from streamjobs.domain.job_locations import JobLocation, job_locations, location_errors
+from streamjobs.domain.spark_policy import bundle_spark_conf_errors
 from streamjobs.domain.spec import StreamingJob
 from streamjobs.services.connections import stored_connections
 from streamjobs.store.db import Repositories
 
 
+@dataclass(frozen=True)
+class ServerPlaces:
+    """Where the server keeps its own things, as far as a job's locations are concerned."""
+
+    checkpoint_root: str
+    """Where it derives checkpoints of jobs that set none."""
+    protected_roots: Sequence[str]
+    """Locations no job may reach (its home), as URIs."""
+
+
 def check_references(
-    job: StreamingJob, repos: Repositories, *, source: str | None, lock_connections: bool = True
-) -> None:
+    job: StreamingJob,
+    repos: Repositories,
+    *,
+    places: ServerPlaces,
+    source: str | None,
+    lock_connections: bool = True,
+) -> list[JobLocation]:
     """``InvalidInput`` naming each bundle, node type and connection the job refers to that does
-    not exist, and each connection whose type does not fit the format it is used with.
+    not exist, each connection whose type does not fit the format it is used with, each Spark
+    setting its bundle's policy refuses and each location its bundle does not allow; otherwise
+    the job's locations.
 
     ``lock_connections`` keeps the connections read from changing until the transaction ends
     (a job being written must not be stored with a connection changed under it)."""
     errors = []
-    if not repos.bundles.exists(job.spec.bundle):
+    try:
+        bundle = repos.bundles.get(job.spec.bundle)
+    except NotFound:
+        bundle = None
         known = ", ".join(sorted(b.name for b in repos.bundles.list())) or "none"
         errors.append(
             FieldError(
@@ -38,10 +64,27 @@ def check_references(
             errors.append(
                 FieldError(path, f"node type {node_type!r} does not exist (known: {known})")
             )
+    connections: dict[str, Connection] = {}
     if connections_used(job):
-        errors += dataset_errors(job, stored_connections(repos, lock_for_share=lock_connections))
+        connections = stored_connections(repos, lock_for_share=lock_connections)
+        errors += dataset_errors(job, connections)
+    locations = job_locations(job, connections, checkpoint_root=places.checkpoint_root)
+    if bundle is not None:
+        errors += bundle_spark_conf_errors(
+            job.spec.configuration,
+            bundle=bundle.name,
+            allowed=bundle.spark_conf_allowed,
+            refused=bundle.spark_conf_refused,
+        )
+        errors += location_errors(
+            locations,
+            bundle=bundle.name,
+            roots=bundle.data_roots,
+            protected_roots=places.protected_roots,
+        )
     if errors:
         raise InvalidInput(errors, source=source)
+    return locations
 
 
 def check_run_as(

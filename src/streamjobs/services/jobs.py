@@ -2,8 +2,9 @@
 
 The REST API and the web UI both call these, so each rule lives here once: the manifest's own rules
 (``domain.spec``) plus those only the store can check (the bundle, node types and the connections
-of its datasets exist, and the connections fit the formats), optimistic concurrency, and an audit
-record for every change, written in the same transaction as the change.
+of its datasets exist, and the connections fit the formats; the bundle allows its Spark settings
+and its locations; no other job claims them), optimistic concurrency, and an audit record for
+every change, written in the same transaction as the change.
 
 A change writes the job first and checks what it refers to afterwards, in the same transaction,
 reading the connections locked for share: then a connection deleted or retyped at the same time
@@ -13,7 +14,7 @@ either waits for the job (and sees it) or is seen gone by it, on SQLite and Post
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,7 +37,13 @@ from streamjobs.domain.spec import (
     split_server_fields,
 )
 from streamjobs.services.access import allowed_actions, grants_for, require_job, visible_to
-from streamjobs.services.job_references import check_references, check_run_as, node_types_of
+from streamjobs.services.job_references import (
+    ServerPlaces,
+    check_references,
+    check_run_as,
+    node_types_of,
+)
+from streamjobs.services.location_claims import claim_locations
 from streamjobs.services.resources import (
     ApplyOutcome,
     Page,
@@ -72,10 +79,24 @@ class JobQuery:
 class JobService:
     """Creates, changes and reads streaming jobs on behalf of an actor."""
 
-    def __init__(self, *, store: Store, clock: Clock, checkpoint_root: str) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        clock: Clock,
+        checkpoint_root: str,
+        protected_roots: Sequence[str],
+    ) -> None:
+        """``protected_roots`` are locations no job may reach: the server's home, as a URI."""
         self._store = store
         self._clock = clock
         self._checkpoint_root = checkpoint_root
+        self._places = ServerPlaces(checkpoint_root, tuple(protected_roots))
+
+    @property
+    def places(self) -> ServerPlaces:
+        """The server's own places, which every job's locations are checked against."""
+        return self._places
 
     def validate(self, document: Any, *, source: str | None = None) -> StreamingJob:
         """Check a manifest against every rule, including the ones that need the store.
@@ -85,7 +106,7 @@ class JobService:
         """
         job = self._parsed(document, source=source)
         with self._store.transaction() as repos:
-            check_references(job, repos, source=source)
+            check_references(job, repos, places=self._places, source=source)
         return job
 
     def create(self, document: Any, *, actor: Actor) -> JobRecord:
@@ -102,7 +123,7 @@ class JobService:
             current = repos.jobs.find(name)
             if current is None:
                 return self._add(job, repos, actor=actor), ApplyOutcome.CREATED
-            if _unchanged(current, job, repos, actor, lock_connections=True):
+            if _unchanged(current, job, repos, actor, self._places, lock_connections=True):
                 return current, ApplyOutcome.UNCHANGED
             version = expected_version or current.version
             record = self._replace(current, job, repos, actor=actor, version=version)
@@ -121,7 +142,7 @@ class JobService:
         with self._store.reading() as repos:
             current = repos.jobs.find(name)
             if current is None or not _unchanged(
-                current, job, repos, actor, lock_connections=False
+                current, job, repos, actor, self._places, lock_connections=False
             ):
                 return None
             return current
@@ -242,7 +263,7 @@ class JobService:
             actor=actor.name,
             at=self._clock.now(),
         )
-        check_references(job, repos, source=None)
+        self._check_and_claim(job, repos, actor=actor)
         self._audit(repos, actor, "job.created", record.name, {"version": record.version})
         return record
 
@@ -273,9 +294,15 @@ class JobService:
             actor=actor.name,
             at=self._clock.now(),
         )
-        check_references(job, repos, source=None)
+        self._check_and_claim(job, repos, actor=actor)
         self._audit(repos, actor, "job.configured", record.name, {"version": record.version})
         return record
+
+    def _check_and_claim(self, job: StreamingJob, repos: Repositories, *, actor: Actor) -> None:
+        """What the job refers to, and the locations it claims (written after the job's row,
+        so on SQLite no other writer runs in between)."""
+        locations = check_references(job, repos, places=self._places, source=None)
+        claim_locations(job, locations, repos, actor=actor, checkpoint_root=self._checkpoint_root)
 
     def _audit(
         self, repos: Repositories, actor: Actor, action: str, name: str, detail: dict[str, Any]
@@ -316,6 +343,7 @@ def _unchanged(
     job: StreamingJob,
     repos: Repositories,
     actor: Actor,
+    places: ServerPlaces,
     *,
     lock_connections: bool,
 ) -> bool:
@@ -324,7 +352,7 @@ def _unchanged(
     require_job(repos, actor, current.name, current.bundle, JobAction.CONFIGURE)
     if current.manifest != stored_form(job):
         return False
-    check_references(job, repos, source=None, lock_connections=lock_connections)
+    check_references(job, repos, places=places, source=None, lock_connections=lock_connections)
     return True
 
 

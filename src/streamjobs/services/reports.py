@@ -1,9 +1,10 @@
 """What drivers tell the server: query events, heartbeats and where their Spark UI is.
 
 A pipeline's runner posts its events with the token only its application holds (a fresh one
-per attempt, stored as a digest). Each report refreshes the application's heartbeat; progress
-reports are kept (the last N) and their figures become the application's latest; the first
-committed micro-batch of an attempt and a query's failure become events.
+per attempt, stored as a digest, refused once the application has ended). Each report
+refreshes the application's heartbeat; progress reports are kept (the last N) and their figures
+become the application's latest; the first committed micro-batch of an attempt and a query's
+failure become events.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import FieldError, InvalidInput, Unauthenticated
 from streamjobs.domain.progress import application_figures, figures_of
+from streamjobs.domain.states import TERMINAL_STATES
 from streamjobs.services.application_state import move
 from streamjobs.services.identity import token_digest
 from streamjobs.services.resources import on_fresh_reads
@@ -61,7 +63,9 @@ class ReportService:
 
 
 def _token_matches(application: ApplicationRecord, token: str) -> bool:
-    if not application.token_hash:
+    """Whether ``token`` is the application's own, and the application has not ended (an
+    application that ended before the store cleared ended ones' tokens may still hold one)."""
+    if not application.token_hash or application.state in TERMINAL_STATES:
         return False
     return hmac.compare_digest(application.token_hash, token_digest(token))
 

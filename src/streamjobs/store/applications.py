@@ -23,7 +23,7 @@ from sqlalchemy.exc import IntegrityError
 
 from streamjobs.domain.errors import Conflict, NotFound
 from streamjobs.domain.quotas import Demand
-from streamjobs.domain.states import ACTIVE_STATES, LIVE_STATES, AppState
+from streamjobs.domain.states import ACTIVE_STATES, LIVE_STATES, TERMINAL_STATES, AppState
 from streamjobs.store.application_filters import (
     ApplicationFilters,
     GivenFilters,
@@ -304,6 +304,8 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
         """Change the fields named in ``CHANGEABLE_FIELDS`` and bump the version.
 
         ``last_update_time`` becomes ``at``; so does ``transition_time`` when ``state`` changes.
+        An application reaching a terminal state loses its ``token_hash``: no report is taken
+        from its driver any more.
         ``Conflict`` if the application is no longer at ``version`` (or a new live state would
         make it the job's second live application); ``NotFound`` if it does not exist;
         ``TypeError`` for a field that cannot change.
@@ -319,6 +321,8 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory):
             if state is not current.state:
                 values["transition_time"] = at
                 values["live_key"] = _live_key(current.job_name, state)
+            if state in TERMINAL_STATES:
+                values["token_hash"] = None  # its driver's report token stops working
         try:
             self._update_versioned(current.id, current.name, expected_version=version, **values)
         except IntegrityError as error:

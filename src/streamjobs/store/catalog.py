@@ -1,5 +1,5 @@
 """The names jobs refer to: node types (driver and executor sizes) and resource bundles with
-their quotas.
+their quotas, data roots and Spark setting policy.
 
 The first migration seeds the bundle ``default`` and the node types ``small``, ``medium`` and
 ``large``. A bundle's permission grants are kept by ``store.access``.
@@ -8,6 +8,7 @@ The first migration seeds the bundle ``default`` and the node types ``small``, `
 from __future__ import annotations
 
 import builtins
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -38,7 +39,17 @@ class BundleRecord:
     description: str | None = None
     quota: Quota = field(default_factory=Quota)
     version: int = 1
-    """Bumped by every change of the description, the quotas or the grants."""
+    """Bumped by every change of the description, the quotas, the data roots, the Spark
+    setting policy or the grants."""
+    data_roots: tuple[str, ...] | None = None
+    """URIs under which the bundle's jobs' paths, datasets and checkpoints must fall; None when
+    never set (the server seeds the ``default`` bundle's from its settings on first start)."""
+    spark_conf_allowed: tuple[str, ...] = ()
+    """Spark settings (or ``prefix.*`` patterns) this bundle's jobs may set although they are
+    restricted by default (``spark.jars.repositories``, say)."""
+    spark_conf_refused: tuple[str, ...] = ()
+    """Spark settings (or ``prefix.*`` patterns) this bundle's jobs may not set, beyond those
+    refused everywhere."""
 
 
 _NODE_TYPE = select(NodeTypeRow.name, NodeTypeRow.cores, NodeTypeRow.memory_mb).where(
@@ -111,13 +122,25 @@ class BundleRepository(VersionedRepository):
         return _bundle_record(row)
 
     def add(
-        self, name: str, at: datetime, *, description: str | None = None, quota: Quota = Quota()
+        self,
+        name: str,
+        at: datetime,
+        *,
+        description: str | None = None,
+        quota: Quota = Quota(),
+        data_roots: Sequence[str] | None = None,
+        spark_conf_allowed: Sequence[str] = (),
+        spark_conf_refused: Sequence[str] = (),
     ) -> BundleRecord:
         """Store a new bundle; ``AlreadyExists`` if the name is taken."""
         if self.exists(name):
             raise AlreadyExists("resource bundle", name)
         row = ResourceBundleRow(
-            name=name, created_at=at, description=description, **_quota_columns(quota)
+            name=name,
+            created_at=at,
+            description=description,
+            **_quota_columns(quota),
+            **_policy_columns(data_roots, spark_conf_allowed, spark_conf_refused),
         )
         self._insert_unique(row, kind="resource bundle", name=name)
         return _bundle_record(row)
@@ -128,16 +151,50 @@ class BundleRepository(VersionedRepository):
         *,
         description: str | None,
         quota: Quota,
+        data_roots: Sequence[str] | None = None,
+        spark_conf_allowed: Sequence[str] | None = None,
+        spark_conf_refused: Sequence[str] | None = None,
         expected_version: int | None = None,
     ) -> None:
-        """Set the description and quotas and bump the version; with ``expected_version``, only
+        """Set the description and quotas, and the data roots and Spark setting lists given
+        (each left None stays as it is), and bump the version; with ``expected_version``, only
         if the bundle is still at it (``Conflict`` if not, ``NotFound`` if it is gone)."""
         self.bump(
             name,
             expected_version=expected_version,
             description=description,
             **_quota_columns(quota),
+            **_policy_columns(data_roots, spark_conf_allowed, spark_conf_refused),
         )
+
+    def set_policy(
+        self,
+        name: str,
+        *,
+        data_roots: Sequence[str] | None,
+        spark_conf_allowed: Sequence[str] | None,
+        spark_conf_refused: Sequence[str] | None,
+        expected_version: int | None = None,
+    ) -> None:
+        """Set the data roots and Spark setting lists given (None: as they are), keeping the
+        description and quotas, and bump the version like ``update``."""
+        self.bump(
+            name,
+            expected_version=expected_version,
+            **_policy_columns(data_roots, spark_conf_allowed, spark_conf_refused),
+        )
+
+    def seed_data_roots(self, name: str, roots: Sequence[str]) -> bool:
+        """Give the bundle ``roots`` if it has never had data roots, bumping its version; False
+        if it has had some (or is gone). One statement, so two servers starting at once on
+        one database seed it once."""
+        table = ResourceBundleRow
+        statement = (
+            update(table)
+            .where(table.name == name, table.data_roots.is_(None))
+            .values(data_roots=list(roots), version=table.version + 1)
+        )
+        return bool(self._rows_changed(statement))
 
     def bump(self, name: str, *, expected_version: int | None = None, **values: Any) -> None:
         """Bump the version (for a change of its grants, kept elsewhere), like ``update``."""
@@ -174,6 +231,20 @@ def _quota_columns(quota: Quota) -> dict[str, int | None]:
     }
 
 
+def _policy_columns(
+    data_roots: Sequence[str] | None,
+    spark_conf_allowed: Sequence[str] | None,
+    spark_conf_refused: Sequence[str] | None,
+) -> dict[str, list[str]]:
+    """The columns of the policy fields given (None: not given)."""
+    given = {
+        "data_roots": data_roots,
+        "spark_conf_allowed": spark_conf_allowed,
+        "spark_conf_refused": spark_conf_refused,
+    }
+    return {column: list(value) for column, value in given.items() if value is not None}
+
+
 def _bundle_record(row: ResourceBundleRow) -> BundleRecord:
     return BundleRecord(
         name=row.name,
@@ -185,4 +256,7 @@ def _bundle_record(row: ResourceBundleRow) -> BundleRecord:
             max_memory_mb=row.max_memory_mb,
         ),
         version=row.version,
+        data_roots=None if row.data_roots is None else tuple(row.data_roots),
+        spark_conf_allowed=tuple(row.spark_conf_allowed or ()),
+        spark_conf_refused=tuple(row.spark_conf_refused or ()),
     )

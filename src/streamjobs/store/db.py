@@ -32,6 +32,7 @@ from streamjobs.store.audit import AuditRepository
 from streamjobs.store.catalog import BundleRepository, NodeTypeRepository
 from streamjobs.store.connections import ConnectionRepository
 from streamjobs.store.identity import TokenRepository, UserRepository
+from streamjobs.store.job_claims import ClaimRepository
 from streamjobs.store.jobs import JobRepository
 from streamjobs.store.secrets import SecretRepository
 
@@ -139,6 +140,7 @@ class Repositories:
     secrets: SecretRepository
     groups: GroupRepository
     grants: GrantRepository
+    claims: ClaimRepository
 
     @classmethod
     def bound_to(cls, session: Session) -> Repositories:
@@ -155,6 +157,7 @@ class Repositories:
             secrets=SecretRepository(session),
             groups=GroupRepository(session),
             grants=GrantRepository(session),
+            claims=ClaimRepository(session),
         )
 
 

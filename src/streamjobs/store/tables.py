@@ -13,6 +13,7 @@ from typing import Any
 from sqlalchemy import (
     JSON,
     BigInteger,
+    Boolean,
     Double,
     ForeignKey,
     Index,
@@ -84,6 +85,23 @@ class JobTagRow(Base):
     job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
     key: Mapped[str] = mapped_column(String(NAME_LENGTH), primary_key=True)
     value: Mapped[str] = mapped_column(String(NAME_LENGTH))
+
+
+class JobClaimRow(Base):
+    """A location one job writes (an output or its checkpoint), so that no other job writes,
+    shares or reads its checkpoint without reading every manifest."""
+
+    __tablename__ = "job_claims"
+
+    job_id: Mapped[str] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    location: Mapped[str] = mapped_column(Text, primary_key=True, index=True)
+    """A normalized URI; for a checkpoint the server derives, its path under the checkpoint root
+    (``/<namespace>/<name>``), so it follows the root wherever the settings put it."""
+    derived: Mapped[bool] = mapped_column(Boolean)
+    kind: Mapped[str] = mapped_column(String(16))
+    """``output`` or ``checkpoint``."""
+    field: Mapped[str] = mapped_column(String(NAME_LENGTH))
+    """The manifest field that names it."""
 
 
 class ConnectionRow(Base):
@@ -213,7 +231,12 @@ class ResourceBundleRow(Base):
     max_cores: Mapped[int | None]
     max_memory_mb: Mapped[int | None]
     version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
-    """Bumped by every change of the description, the quotas or the grants."""
+    """Bumped by every change of the description, the quotas, the data roots, the Spark setting
+    policy or the grants."""
+    data_roots: Mapped[list[str] | None] = mapped_column(JSON(none_as_null=True))
+    """Normalized URIs; NULL when never set (the ``default`` bundle's are seeded on start)."""
+    spark_conf_allowed: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
+    spark_conf_refused: Mapped[list[str]] = mapped_column(JSON, default=list, server_default="[]")
 
 
 class SecretRow(Base):

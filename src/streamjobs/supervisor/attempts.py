@@ -26,12 +26,13 @@ from streamjobs.domain.secrets import (
     env_secret_uses,
     spark_conf_secret_uses,
 )
-from streamjobs.domain.spec import parse_manifest
+from streamjobs.domain.spec import derived_checkpoint_location, parse_manifest
 from streamjobs.launch.base import AttemptSpec, LaunchFailed, NodeSize
 from streamjobs.services.connections import stored_connections
+from streamjobs.services.job_references import ServerPlaces, check_references
 from streamjobs.services.secret_box import SecretUnreadable
 from streamjobs.store import ApplicationRecord
-from streamjobs.store.db import Store
+from streamjobs.store.db import Repositories, Store
 
 
 class SecretResolver(Protocol):
@@ -58,11 +59,20 @@ class AttemptFactory:
         apps_directory: Path,
         public_url: str,
         secrets: SecretResolver,
+        places: ServerPlaces | None = None,
     ) -> None:
+        """With ``places``, each attempt's job is checked again against its bundle as it is now
+        (its data roots and Spark policy may have narrowed since the Run)."""
+        self._places = places
         self._store = store
         self._apps_directory = apps_directory
         self._public_url = public_url.rstrip("/")
         self._secrets = secrets
+
+    @property
+    def apps_directory(self) -> Path:
+        """Where every attempt's directory is (``directory_for``)."""
+        return self._apps_directory
 
     def directory_for(self, application: ApplicationRecord, number: int) -> Path:
         """``<apps>/<application>/<attempt>/``: the attempt's logs and files."""
@@ -88,6 +98,9 @@ class AttemptFactory:
             executor_name = job.spec.instance.executor
             executor = repos.node_types.get(executor_name) if executor_name else None
             known = stored_connections(repos)
+            bundle = repos.bundles.get(job.spec.bundle)
+            if self._places is not None:
+                _check_still_allowed(job, repos, self._places)
         used = [known[name] for name in sorted(connections_used(job)) if name in known]
         secrets = self.secrets_for(job, used)
         return AttemptSpec(
@@ -103,6 +116,8 @@ class AttemptFactory:
             report_url=f"{self._public_url}/api/v1/applications/{application.id}/reports",
             report_token=token,
             hold_until=hold_until,
+            run_as=application.run_as,
+            data_roots=tuple(bundle.data_roots or ()),
         )
 
     def secrets_for(self, job: StreamingJob, connections: list[Connection]) -> AttemptSecrets:
@@ -149,3 +164,21 @@ def _parsed_snapshot(manifest: Mapping[str, Any]) -> StreamingJob:
             f"the manifest this application was run with no longer passes validation: "
             f"{error.detail}"
         ) from None
+
+
+def _check_still_allowed(job: StreamingJob, repos: Repositories, places: ServerPlaces) -> None:
+    """``LaunchFailed`` when the job names what its bundle no longer allows; its derived
+    checkpoint, resolved in the snapshot, is checked as the server's own again."""
+    pipeline = job.spec.pipeline
+    if pipeline is not None and pipeline.streaming.checkpoint_location == (
+        derived_checkpoint_location(job, places.checkpoint_root)
+    ):
+        streaming = pipeline.streaming.model_copy(update={"checkpoint_location": None})
+        spec = job.spec.model_copy(
+            update={"pipeline": pipeline.model_copy(update={"streaming": streaming})}
+        )
+        job = job.model_copy(update={"spec": spec})
+    try:
+        check_references(job, repos, places=places, source=None, lock_connections=False)
+    except InvalidInput as error:
+        raise LaunchFailed(f"the job no longer fits its bundle: {error.detail}") from None

@@ -10,7 +10,9 @@ previous one has ended.
 
 Applying a submit claims the application first (a versioned update), then starts the driver,
 then records the attempt: if the claim loses a race nothing starts; if the server dies between
-start and record, the driver runs without a row and the next tick sees no live attempt.
+start and record, the driver runs without a row and the next tick sees no live attempt. Once
+an attempt's driver has exited, its private files (report token, secret settings) are removed;
+a server's first tick removes those that ended attempts left behind (``ended_attempts``).
 """
 
 from __future__ import annotations
@@ -21,12 +23,14 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import StreamjobsError
 from streamjobs.domain.manifest import Deployment
 from streamjobs.domain.policy import RetryCounters
 from streamjobs.domain.states import ACTIVE_STATES, AppEvent, AppState
+from streamjobs.launch.attempt_cleanup import remove_private_files
 from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFailed
 from streamjobs.launch.spark_ui import read_executors
 from streamjobs.services.application_state import move
@@ -35,6 +39,7 @@ from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Store
 from streamjobs.supervisor.attempt_facts import handle_of, heartbeat_of, outcome_of
 from streamjobs.supervisor.attempts import AttemptFactory
+from streamjobs.supervisor.ended_attempts import remove_files_of_ended_attempts
 from streamjobs.supervisor.executors import ExecutorPolls, ExecutorReader
 from streamjobs.supervisor.reconcile import (
     Action,
@@ -88,9 +93,14 @@ class Supervisor:
         self._next_due: datetime | None = None
         self._starting: frozenset[str] = frozenset()
         """Applications STARTING at the last tick: their driver's first report wakes the loop."""
+        self._swept = False
+        """Whether the first tick has removed the private files ended attempts left behind."""
 
     def run_once(self) -> list[Action]:
         """One tick over every supervised application; the actions it applied."""
+        if not self._swept:
+            self._swept = True
+            remove_files_of_ended_attempts(self._store, self._attempts.apps_directory)
         supervised = self._supervised()
         self._live_pids = {a.pid for _, a in supervised if a and a.pid and a.ended_at is None}
         observed = [self._observe(application, attempt) for application, attempt in supervised]
@@ -281,6 +291,7 @@ class Supervisor:
             current = move(repos, current, None, at=now, changes={"driver_state": "EXITED"})
             ended = repos.applications.latest_attempt(application.id)
         assert ended is not None
+        remove_private_files(Path(attempt.directory))
         return current, ended
 
     def _apply(self, action: Action) -> None:
@@ -348,6 +359,7 @@ class Supervisor:
                     changes={"error_message": error.detail},
                     note=("submission-failed", f"attempt {number}: {error.detail}"),
                 )
+            remove_private_files(directory)
             return
         self._live_pids.add(handle.pid)
         with self._store.transaction() as repos:

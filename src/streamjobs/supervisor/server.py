@@ -18,6 +18,7 @@ def supervisor_for(services: Services) -> Supervisor:
             apps_directory=settings.apps_directory,
             public_url=settings.resolved_public_url,
             secrets=services.secrets,
+            places=services.jobs.places,
         ),
         clock=services.clock,
         config=SupervisorConfig(

@@ -1,32 +1,36 @@
 """Settings → Bundles: resource bundles with their quotas, what their running applications take
-now, their jobs, and who holds which permission on them.
+now, their jobs, their data roots and Spark setting policy, and who holds which permission on
+them.
 
 The list shows the bundles the bundle service lets the person see: every bundle to those with
-Manage bundles, who may also create one, set its quotas (an empty field is no limit), edit its
-grants (a subject and VIEW/RUN/UPDATE/DELETE checkboxes per row) and delete it once empty; anyone
-else sees the bundles they hold a grant on, read-only. It mirrors ``/api/v1/bundles``.
+Manage bundles, who may also create one, set its quotas (an empty field is no limit), its data
+roots and Spark setting policy (one per line), edit its grants (a subject and
+VIEW/RUN/UPDATE/DELETE checkboxes per row) and delete it once empty; anyone else sees the bundles
+they hold a grant on, read-only. It mirrors ``/api/v1/bundles``.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import Response
 
-from streamjobs.domain.access import (
-    Actor,
-    BundleGrant,
-    DomainPermission,
-    Permission,
-    Subject,
-    has_domain_permission,
-)
+from streamjobs.domain.access import Actor, DomainPermission, Permission, has_domain_permission
+from streamjobs.domain.bundle_policy import SparkConfPolicy
 from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput, StaleVersion
 from streamjobs.domain.quotas import Quota
 from streamjobs.domain.versions import resource_version
 from streamjobs.services.bundles import BundleView
+from streamjobs.web.bundle_grants import (
+    FormFields,
+    first_value,
+    grant_rows_of,
+    grants_of,
+    row_errors,
+    rows_of,
+    submitted_fields,
+)
 from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
 from streamjobs.web.routes.job_detail import format_memory
 from streamjobs.web.settings_forms import (
@@ -41,20 +45,16 @@ from streamjobs.web.settings_forms import (
 router = APIRouter()
 BUNDLES_PAGE = "/settings/bundles"
 QUOTA_FIELDS = ("maxRunningApplications", "maxCores", "maxMemoryMb")
+POLICY_FIELDS = ("dataRoots", "sparkConfAllowed", "sparkConfRefused")
+SERVICE_PATHS = {"sparkConf.allowed": "sparkConfAllowed", "sparkConf.refused": "sparkConfRefused"}
 BUNDLE_FIELDS = ("name", "description", *QUOTA_FIELDS)
 OUTCOMES = {
     "created": "Bundle “{name}” created.",
     "configured": "Quotas of “{name}” saved.",
+    "policy": "Data roots and Spark settings of “{name}” saved.",
     "granted": "Grants of “{name}” saved.",
     "deleted": "Bundle “{name}” deleted.",
 }
-FormFields = dict[str, list[str]]
-
-
-async def submitted_fields(request: Request) -> FormFields:
-    """The submitted form, every name with all its values (checkboxes repeat names)."""
-    data = await request.form()
-    return {key: [v for v in data.getlist(key) if isinstance(v, str)] for key in data}
 
 
 @router.get(BUNDLES_PAGE)
@@ -142,6 +142,42 @@ def configure_bundle(
     return back_to(f"{BUNDLES_PAGE}/{name}", done="configured", name=name)
 
 
+@router.post(BUNDLES_PAGE + "/{name}/policy")
+def set_policy(
+    request: Request,
+    name: str,
+    data_roots: Annotated[str, Form(alias="dataRoots")] = "",
+    allowed: Annotated[str, Form(alias="sparkConfAllowed")] = "",
+    refused: Annotated[str, Form(alias="sparkConfRefused")] = "",
+    version: Annotated[str, Form()] = "",
+    csrf: Annotated[str, Form()] = "",
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    """Replace the bundle's data roots and Spark setting policy (one entry a line), if it is
+    still at the version the page showed."""
+    check_csrf(request, page_session(request), csrf)
+    values = dict(zip(POLICY_FIELDS, (data_roots, allowed, refused), strict=True))
+    lines = {field: _entries(values[field]) for field in POLICY_FIELDS}
+    try:
+        services_of(request).bundles.set_policy(
+            name,
+            actor=actor,
+            data_roots=[entry for _, entry in lines["dataRoots"]],
+            spark_conf=SparkConfPolicy(
+                allowed=tuple(entry for _, entry in lines["sparkConfAllowed"]),
+                refused=tuple(entry for _, entry in lines["sparkConfRefused"]),
+            ),
+            expected_version=_shown_version(version),
+        )
+    except InvalidInput as error:
+        located = [_at_line(error, lines) for error in error.errors]
+        sent_back = failed("policy", values, located, POLICY_FIELDS)
+        return _bundle_page(request, name, actor, failed=sent_back, status_code=422)
+    except StaleVersion:
+        return _changed_meanwhile(request, name, actor)
+    return back_to(f"{BUNDLES_PAGE}/{name}", "policy", done="policy", name=name)
+
+
 @router.post(BUNDLES_PAGE + "/{name}/grants")
 def set_grants(
     request: Request,
@@ -151,17 +187,17 @@ def set_grants(
 ) -> Response:
     """Replace every grant of the bundle with the rows of the form (a row without any
     permission ticked is no grant), if it is still at the version the page showed."""
-    check_csrf(request, page_session(request), _first(fields, "csrf"))
-    rows = _grant_rows(fields)
+    check_csrf(request, page_session(request), first_value(fields, "csrf"))
+    rows = grant_rows_of(fields)
     owners: list[int] = []
     try:
-        grants, owners = _grants(name, rows)
-        expected_version = _shown_version(_first(fields, "version"))
+        grants, owners = grants_of(name, rows)
+        expected_version = _shown_version(first_value(fields, "version"))
         services_of(request).bundles.set_grants(
             name, grants, actor=actor, expected_version=expected_version
         )
     except InvalidInput as error:
-        sent_back = Failed(form="grants", errors=_row_errors(error.errors, owners))
+        sent_back = Failed(form="grants", errors=row_errors(error.errors, owners))
         return _bundle_page(
             request, name, actor, failed=sent_back, grant_rows=rows, status_code=422
         )
@@ -207,75 +243,26 @@ def _quota(values: dict[str, str]) -> Quota:
     return Quota(*(numbers[f"quota.{key}"] for key in QUOTA_FIELDS))
 
 
+def _entries(text: str) -> list[tuple[int, str]]:
+    """The non-blank lines of a one-entry-a-line field, each with its line number."""
+    lines = enumerate(text.splitlines(), start=1)
+    return [(number, line.strip()) for number, line in lines if line.strip()]
+
+
+def _at_line(error: FieldError, lines: dict[str, list[tuple[int, str]]]) -> FieldError:
+    """The service's ``dataRoots[N]`` or ``sparkConf.allowed[N]`` as the form's field and the
+    line the entry was typed on."""
+    field, _, rest = error.path.partition("[")
+    field = SERVICE_PATHS.get(field, field)
+    if field not in lines or not rest.rstrip("]").isdigit():
+        return FieldError(field, error.message)
+    number = lines[field][int(rest.rstrip("]"))][0]
+    return FieldError(field, f"line {number}: {error.message}")
+
+
 def _form_paths(errors: tuple[FieldError, ...]) -> list[FieldError]:
     """The service's ``quota.maxCores`` is the form's ``maxCores``."""
     return [FieldError(error.path.removeprefix("quota."), error.message) for error in errors]
-
-
-def _first(fields: FormFields, key: str) -> str:
-    return next(iter(fields.get(key, [])), "")
-
-
-def _grant_rows(fields: FormFields) -> list[dict[str, Any]]:
-    """The grant rows as submitted: ``subject-N`` and its ticked ``permission-N`` boxes."""
-    rows = []
-    index = 0
-    while f"subject-{index}" in fields:
-        rows.append(
-            {
-                "subject": _first(fields, f"subject-{index}").strip(),
-                "permissions": set(fields.get(f"permission-{index}", [])),
-            }
-        )
-        index += 1
-    return rows
-
-
-def _grants(bundle: str, rows: list[dict[str, Any]]) -> tuple[list[BundleGrant], list[int]]:
-    """The grants the rows make and, for each, the row it came from; ``InvalidInput`` at
-    ``rows[N]`` for a row that makes no sense."""
-    grants: list[BundleGrant] = []
-    owners: list[int] = []
-    errors = []
-    seen: set[tuple[Subject, Permission]] = set()
-    for index, row in enumerate(rows):
-        if not row["subject"]:
-            if row["permissions"]:
-                errors.append(FieldError(f"rows[{index}]", "name a user or group to grant to"))
-            continue
-        try:
-            subject = Subject.parse(row["subject"], path=f"rows[{index}]")
-        except InvalidInput as error:
-            errors.extend(error.errors)
-            continue
-        unknown = row["permissions"] - set(Permission)
-        if unknown:
-            errors.append(FieldError(f"rows[{index}]", f"unknown permission(s) {sorted(unknown)}"))
-            continue
-        for permission in sorted(Permission(p) for p in row["permissions"]):
-            if (subject, permission) not in seen:
-                seen.add((subject, permission))
-                grants.append(BundleGrant(bundle, subject, permission))
-                owners.append(index)
-    if errors:
-        raise InvalidInput(errors)
-    return grants, owners
-
-
-def _row_errors(errors: tuple[FieldError, ...], owners: list[int]) -> dict[str, str]:
-    """Each error by the row it is about (``rows[N]`` or the service's ``grants[K]...``)."""
-    shown: dict[str, str] = {}
-    for error in errors:
-        row = re.match(r"rows\[(\d+)\]", error.path)
-        grant = re.match(r"grants\[(\d+)\]", error.path)
-        if row:
-            key = f"row-{row.group(1)}"
-        elif grant and int(grant.group(1)) < len(owners):
-            key = f"row-{owners[int(grant.group(1))]}"
-        else:
-            key = ""
-        shown[key] = error.message if key else str(error)
-    return shown
 
 
 def _bundles_page(
@@ -313,7 +300,7 @@ def _bundle_page(
     services = services_of(request)
     view = services.bundles.get(name, actor=actor)
     may_manage = has_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
-    rows = grant_rows if grant_rows is not None else _rows_of(view)
+    rows = grant_rows if grant_rows is not None else rows_of(view)
     if may_manage and not any(not row["subject"] for row in rows):
         rows = [*rows, {"subject": "", "permissions": set()}]
     subjects: list[str] = []
@@ -337,13 +324,6 @@ def _bundle_page(
     )
 
 
-def _rows_of(view: BundleView) -> list[dict[str, Any]]:
-    by_subject: dict[str, set[str]] = {}
-    for grant in view.grants:
-        by_subject.setdefault(str(grant.subject), set()).add(str(grant.permission))
-    return [{"subject": s, "permissions": p} for s, p in sorted(by_subject.items())]
-
-
 def _bundle_row(view: BundleView) -> dict[str, Any]:
     """What a bundle's row and page show: each figure in use against its quota."""
     quota = view.bundle.quota
@@ -354,7 +334,12 @@ def _bundle_row(view: BundleView) -> dict[str, Any]:
         "description": view.bundle.description or "",
         "jobs": view.jobs,
         "held": sorted(str(p) for p in view.held),
-        "grants": _rows_of(view),
+        "grants": rows_of(view),
+        "data_roots": view.bundle.data_roots,
+        "spark_conf": {
+            "allowed": view.bundle.spark_conf_allowed,
+            "refused": view.bundle.spark_conf_refused,
+        },
         "figures": [
             _figure("Running applications", use.applications, quota.max_running_applications, str),
             _figure("Cores", use.cores, quota.max_cores, str),

@@ -17,7 +17,14 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import RedirectResponse, Response
 
 from streamjobs.domain.access import Actor, DomainPermission, require_domain_permission
-from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput, NotFound
+from streamjobs.domain.errors import (
+    AlreadyExists,
+    Conflict,
+    FieldError,
+    InvalidInput,
+    LocationTaken,
+    NotFound,
+)
 from streamjobs.domain.formats import Syntax, TagKey, TagValue
 from streamjobs.services.catalog import CatalogChoices, catalog_choices
 from streamjobs.services.container import Services
@@ -202,6 +209,9 @@ def _save_form(
     except InvalidInput as invalid:
         errors = form_errors((), invalid.errors, form)
         return _form_page(request, form, pages, errors=errors, status_code=422)
+    except LocationTaken as taken:
+        errors = form_errors((), taken.errors, form)
+        return _form_page(request, form, pages, errors=errors, status_code=409)
     except AlreadyExists as exists:
         errors = FormErrors((ControlError("name", exists.detail, path="metadata.name"),))
         return _form_page(request, form, pages, errors=errors, status_code=409)
@@ -223,6 +233,9 @@ def _save_yaml(request: Request, text: str, pages: JobPages, *, save: SaveManife
     except InvalidInput as invalid:
         errors = yaml_errors(text, invalid.errors)
         return _yaml_page(request, pages, text, errors=errors, status_code=422)
+    except LocationTaken as taken:
+        errors = yaml_errors(text, taken.errors)
+        return _yaml_page(request, pages, text, errors=errors, status_code=409)
     except AlreadyExists as exists:
         errors = yaml_errors(text, [FieldError("metadata.name", exists.detail)])
         return _yaml_page(request, pages, text, errors=errors, status_code=409)
