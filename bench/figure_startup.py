@@ -86,7 +86,8 @@ bench's scratch directory, a fresh checkpoint every time, driver node type `smal
 **Subjects.** (a) streamjobs: a `streamjobs server` (SQLite store, supervisor tick 1 s) up
 before the first session and throughout; the job is PUT, then `POST /api/v1/jobs/<job>/run`
 starts the clock. Its supervisor starts `spark-submit <runner> --manifest job.yaml
---application-id … --stop-file … --report-url … --report-token-file …` under the wrapper at
+--application-id … --stop-file … --report-url … --report-token-file …` under the wrapper, in
+its sandbox (bubblewrap, as the job's runAs account: isolation is on, as in every server), at
 once (the Run request wakes its loop); the runner reports to the server over HTTP. (b) bare:
 the `spark-submit` command the launcher builds for the same job
 (`streamjobs.launch.command.spark_submit_command`, so the same `--master`, `--driver-memory`,

@@ -106,7 +106,9 @@ the runs, Spark counted every run's output: each held exactly those rows.
 
 **Subjects.** (a) `python -m streamjobs.runner --manifest job.yaml --connections connections.yaml
 --master {plan.master} --until-idle`: a `kafkajson` input, one SQL step, a `path:` output,
-`triggerMode: AvailableNow`, `guarantee: EXACTLY_ONCE`. (b) `bench/baseline_kafka_to_parquet.py`:
+`triggerMode: AvailableNow`, `guarantee: EXACTLY_ONCE`, inside the sandbox a server gives its
+drivers (bubblewrap; as root, the runAs account `bench`: `bench/sandboxed_runner.py`).
+(b) `bench/baseline_kafka_to_parquet.py`:
 `readStream.format("kafka")` → `from_json` → the same SQL on a temp view →
 `writeStream.format(...)` with `trigger(availableNow=True)`. Both run in their own process and JVM
 on `{plan.master}` with `maxOffsetsPerTrigger` {plan.max_offsets_per_trigger:,}, a checkpoint, and

@@ -9,7 +9,13 @@ import pytest
 
 from streamjobs.domain.connections import Connection, parse_connection
 from streamjobs.domain.errors import FieldError
-from streamjobs.domain.job_locations import Access, JobLocation, job_locations, location_errors
+from streamjobs.domain.job_locations import (
+    Access,
+    JobLocation,
+    foreign_code_errors,
+    job_locations,
+    location_errors,
+)
 from streamjobs.domain.spec import parse_manifest
 from tests.factories import changed, connection_manifest, pipeline_manifest, python_manifest
 
@@ -234,3 +240,19 @@ def test_jobs_without_file_system_locations_have_none() -> None:
     )
     assert [each.location for each in locations_of(local)] == ["local:///app/j.py"]
     assert errors_of(local) == []
+
+
+def test_code_files_may_not_come_from_another_bundles_data_roots() -> None:
+    manifest = changed(
+        python_manifest(),
+        ("spec.application.mainApplicationFile", "/data/mine/job.py"),
+        ("spec.dependencies.files", ["/data/theirs/out/part-0.parquet", "/opt/lib/x.txt"]),
+    )
+    locations = job_locations(parse_manifest(manifest), {}, checkpoint_root=None)
+    others = {"theirs": ["file:///data/theirs"], "mine": ["file:///data/mine"]}
+
+    errors = foreign_code_errors(locations, bundle="mine", roots_of_others=others)
+
+    assert [error.path for error in errors] == ["spec.dependencies.files[0]"]
+    assert "another bundle's data roots" in errors[0].message
+    assert "theirs" not in errors[0].message.replace("/data/theirs", "")

@@ -273,3 +273,31 @@ def _location_problem(
 
 def _joined(root: str, rest: str) -> str:
     return root.rstrip("/") + "/" + rest.lstrip("/")
+
+
+def foreign_code_errors(
+    locations: Sequence[JobLocation], *, bundle: str, roots_of_others: Mapping[str, Sequence[str]]
+) -> list[FieldError]:
+    """A job's own files (program, jars, files, pyFiles) may lie anywhere its bundle's validation
+    allows but in another bundle's data roots: bound into its sandbox, they would hand it that
+    bundle's data. The other bundle is not named (the author may not see it)."""
+    errors = []
+    for location in locations:
+        if location.access is not Access.CODE or location.location is None:
+            continue
+        try:
+            uri = normalized_uri(location.location)
+        except LocationError:
+            continue
+        for other, roots in roots_of_others.items():
+            if other != bundle and any(is_within(uri, root) for root in roots):
+                errors.append(
+                    FieldError(
+                        location.field,
+                        f"{location.described} {uri} lies in another bundle's data roots; "
+                        f"a job's files come from its own bundle's roots ({bundle!r}) or from "
+                        "outside every bundle's",
+                    )
+                )
+                break
+    return errors

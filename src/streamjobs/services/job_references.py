@@ -14,7 +14,12 @@ from typing import Any
 from streamjobs.domain.access import Actor, PrincipalKind, require_run_as
 from streamjobs.domain.connections import Connection, connections_used, dataset_errors
 from streamjobs.domain.errors import FieldError, InvalidInput, NotFound
-from streamjobs.domain.job_locations import JobLocation, job_locations, location_errors
+from streamjobs.domain.job_locations import (
+    JobLocation,
+    foreign_code_errors,
+    job_locations,
+    location_errors,
+)
 from streamjobs.domain.spark_policy import bundle_spark_conf_errors
 from streamjobs.domain.spec import StreamingJob
 from streamjobs.services.connections import stored_connections
@@ -38,6 +43,7 @@ def check_references(
     places: ServerPlaces,
     source: str | None,
     lock_connections: bool = True,
+    bundle_rules: bool = True,
 ) -> list[JobLocation]:
     """``InvalidInput`` naming each bundle, node type and connection the job refers to that does
     not exist, each connection whose type does not fit the format it is used with, each Spark
@@ -45,7 +51,9 @@ def check_references(
     the job's locations.
 
     ``lock_connections`` keeps the connections read from changing until the transaction ends
-    (a job being written must not be stored with a connection changed under it)."""
+    (a job being written must not be stored with a connection changed under it);
+    ``bundle_rules`` False leaves out what the bundle allows (locations, Spark policy) and
+    returns no locations."""
     errors = []
     try:
         bundle = repos.bundles.get(job.spec.bundle)
@@ -68,6 +76,10 @@ def check_references(
     if connections_used(job):
         connections = stored_connections(repos, lock_for_share=lock_connections)
         errors += dataset_errors(job, connections)
+    if not bundle_rules:
+        if errors:
+            raise InvalidInput(errors, source=source)
+        return []
     locations = job_locations(job, connections, checkpoint_root=places.checkpoint_root)
     if bundle is not None:
         errors += bundle_spark_conf_errors(
@@ -82,6 +94,8 @@ def check_references(
             roots=bundle.data_roots,
             protected_roots=places.protected_roots,
         )
+        others = {b.name: b.data_roots or () for b in repos.bundles.list() if b.name != bundle.name}
+        errors += foreign_code_errors(locations, bundle=bundle.name, roots_of_others=others)
     if errors:
         raise InvalidInput(errors, source=source)
     return locations

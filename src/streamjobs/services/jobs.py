@@ -348,11 +348,20 @@ def _unchanged(
     lock_connections: bool,
 ) -> bool:
     """Whether ``job`` is the job as stored, ``current``; ``actor`` must be allowed to configure
-    it, and what it refers to must still exist, either way or not."""
+    it, and what it refers to must still exist, either way or not. Its locations and Spark
+    settings were checked against its bundle when it was stored, and are again at each launch,
+    so the commonest apply (the same manifest again) does not resolve them once more."""
     require_job(repos, actor, current.name, current.bundle, JobAction.CONFIGURE)
     if current.manifest != stored_form(job):
         return False
-    check_references(job, repos, places=places, source=None, lock_connections=lock_connections)
+    check_references(
+        job,
+        repos,
+        places=places,
+        source=None,
+        lock_connections=lock_connections,
+        bundle_rules=False,
+    )
     return True
 
 
