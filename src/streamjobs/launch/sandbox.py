@@ -139,12 +139,15 @@ def _covered(hidden: Iterable[str], binds: Sequence[Bind]) -> list[str]:
     shown = []
     for path in hidden:
         for bind in binds:
-            if _within(path, bind.destination):
+            if is_below(path, bind.destination):
                 shown.append(path)
                 break
     return shown
 
 
-def _within(path: str, root: str) -> bool:
+def is_below(path: str, root: str) -> bool:
+    """Whether the host path ``path`` is ``root`` or lies under it (an empty root holds nothing)."""
+    if not root:
+        return False
     inner, outer = PurePosixPath(path), PurePosixPath(root)
     return inner == outer or outer in inner.parents

@@ -22,6 +22,7 @@ from streamjobs.domain.manifest import OutputFormat
 from streamjobs.launch.accounts import Account
 from streamjobs.launch.base import AttemptSpec, LaunchFailed
 from streamjobs.launch.command import paths_to_check
+from streamjobs.launch.sandbox import is_below
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,8 @@ def confined(
     ``hidden``; a server-derived location (``derived_ok``) may lie elsewhere but holds no link."""
     lexical = os.path.normpath(path)
     real = os.path.realpath(lexical)
-    in_hidden = any(_is_below(real, os.path.realpath(place)) for place in hidden)
-    if any(_is_below(real, root) for root in roots) and not in_hidden:
+    in_hidden = any(is_below(real, os.path.realpath(place)) for place in hidden)
+    if any(is_below(real, root) for root in roots) and not in_hidden:
         return real
     if derived_ok and real == lexical:
         return real
@@ -142,7 +143,7 @@ def _code_files(attempt: AttemptSpec, hidden: Sequence[str]) -> list[str]:
         real = os.path.realpath(path)
         if not os.path.exists(real):
             continue
-        if any(_is_below(real, os.path.realpath(place)) for place in hidden):
+        if any(is_below(real, os.path.realpath(place)) for place in hidden):
             raise LaunchFailed(f"the job's file {path} lies in a directory jobs may not reach")
         if not stat.S_ISREG(os.stat(real).st_mode):
             raise LaunchFailed(f"the job's file {path} is not a regular file")
@@ -168,14 +169,10 @@ def _written_places(attempt: AttemptSpec) -> list[str]:
             location = base if iceberg or base is None else f"{base.rstrip('/')}/{rest}"
         path = _local(location) if location else None
         if path is not None and any(
-            _is_below(path, _local(root) or "") for root in attempt.data_roots
+            is_below(path, _local(root) or "") for root in attempt.data_roots
         ):
             places.append(path)
     return list(dict.fromkeys(places))
-
-
-def _is_below(path: str, root: str) -> bool:
-    return bool(root) and (path == root or path.startswith(root.rstrip("/") + "/"))
 
 
 def _local(location: str | None) -> str | None:
