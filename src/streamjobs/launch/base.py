@@ -60,6 +60,10 @@ class AttemptSpec:
     """The identity the driver runs as (the application's ``runAs``): its OS account and home."""
     data_roots: tuple[str, ...] = ()
     """The job's bundle's data roots: the only data locations its sandbox may read and write."""
+    fence: str = ""
+    """The value the supervisor recorded with the attempt before starting it: the driver's
+    wrapper carries it and writes it beside the exit code, so ``recover`` finds this attempt's
+    driver (and no other) after the server stopped before recording its pid."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,10 @@ class Launcher(Protocol):
       period. All three are harmless on a driver that has already exited.
     - ``log_files`` names each log of the driver and its executors: ``driver``,
       ``driver-stdout``, ``executor-<id>``, ``executor-<id>-stdout``; only existing files.
+    - ``recover`` is asked about an attempt recorded with ``fence`` whose pid never was (the
+      server stopped while starting it): the driver's handle when it runs, else EXITED with the
+      exit code it left under that fence (None: no driver of that fence ever ran). It never
+      starts anything.
     """
 
     def submit(self, attempt: AttemptSpec) -> DriverHandle: ...
@@ -123,3 +131,5 @@ class Launcher(Protocol):
     def kill(self, handle: DriverHandle) -> None: ...
 
     def log_files(self, handle: DriverHandle) -> dict[str, Path]: ...
+
+    def recover(self, directory: Path, fence: str) -> DriverHandle | DriverHealth: ...

@@ -356,10 +356,14 @@ def driver_environment(
     return environment
 
 
-def wrapped(command: DriverCommand, *, python: str, exit_code_file: Path) -> tuple[str, ...]:
-    """``command`` under the wrapper that records its exit code in ``exit_code_file``. The
-    wrapper runs outside the sandbox with the driver's environment, so isolated (``-I``): no
-    ``PYTHON*`` variable, user site or working directory decides what it imports."""
+def wrapped(
+    command: DriverCommand, *, python: str, exit_code_file: Path, fence: str = ""
+) -> tuple[str, ...]:
+    """``command`` under the wrapper that records its exit code (and the attempt's ``fence``)
+    in ``exit_code_file``. The wrapper runs outside the sandbox with the driver's environment,
+    so isolated (``-I``): no ``PYTHON*`` variable, user site or working directory decides what
+    it imports."""
+    fenced = ("--fence", fence) if fence else ()
     return (
         python,
         "-I",
@@ -367,6 +371,7 @@ def wrapped(command: DriverCommand, *, python: str, exit_code_file: Path) -> tup
         "streamjobs.launch.wrapper",
         "--exit-code-file",
         str(exit_code_file),
+        *fenced,
         "--",
         *command.argv,
     )

@@ -13,6 +13,8 @@ driver) and the files the wrapper and the driver write.
 from __future__ import annotations
 
 import contextlib
+import itertools
+import json
 import os
 import signal
 import subprocess
@@ -51,6 +53,9 @@ from streamjobs.launch.wrapper import read_exit_code
 
 START_TIME_TOLERANCE = 0.5
 """Seconds two readings of one process's start time may differ by."""
+
+LAUNCH_FILE = "launch.json"
+"""What ``recover`` needs besides the pid: the attempt's fence, the driver's UI port, its master."""
 
 
 class SparkSubmitLauncher:
@@ -105,8 +110,13 @@ class SparkSubmitLauncher:
         if self._sandbox is not None:
             command = self._sandbox.enclose(attempt, command)
         argv = wrapped(
-            command, python=self.toolchain.python, exit_code_file=directory / EXIT_CODE_FILE
+            command,
+            python=self.toolchain.python,
+            exit_code_file=directory / EXIT_CODE_FILE,
+            fence=attempt.fence,
         )
+        launch = {"fence": attempt.fence, "ui_port": ui_port, "master": master}
+        (directory / LAUNCH_FILE).write_text(json.dumps(launch), encoding="utf-8")
         try:
             with (
                 open(directory / STDOUT_FILE, "ab") as stdout,
@@ -159,6 +169,25 @@ class SparkSubmitLauncher:
         directory = Path(handle.directory)
         candidates = {"driver": directory / STDERR_FILE, "driver-stdout": directory / STDOUT_FILE}
         return {name: path for name, path in candidates.items() if path.is_file()}
+
+    def recover(self, directory: Path, fence: str) -> DriverHandle | DriverHealth:
+        """The driver whose wrapper carries ``fence``, found among this machine's processes;
+        else how it ended (see ``Launcher.recover``)."""
+        try:
+            launch = json.loads((directory / LAUNCH_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            launch = None
+        if fence and isinstance(launch, dict) and launch.get("fence") == fence:
+            for wrapper in _wrappers_carrying(fence):
+                with contextlib.suppress(psutil.Error):
+                    return DriverHandle(
+                        pid=wrapper.pid,
+                        started_at=float(wrapper.create_time()),
+                        directory=str(directory),
+                        ui_port=int(launch["ui_port"]),
+                        master=str(launch["master"]),
+                    )
+        return DriverHealth(DriverState.EXITED, read_exit_code(directory / EXIT_CODE_FILE, fence))
 
     def _reap(self, pid: int) -> None:
         """Collect the exit of a driver this process started, so it is not left a zombie."""
@@ -246,6 +275,28 @@ def _stragglers(handle: DriverHandle) -> list[psutil.Process]:
             ):
                 members.append(process)
     return members
+
+
+def _wrappers_carrying(fence: str) -> list[psutil.Process]:
+    """Live wrappers of the server's user whose command line names ``fence``: a job, running
+    as its own account, cannot pose as one."""
+    found = []
+    for process in psutil.process_iter(["cmdline", "uids", "status"]):
+        info = process.info
+        arguments = info.get("cmdline") or []
+        if (
+            "streamjobs.launch.wrapper" in arguments
+            and _follows(arguments, "--fence", fence)
+            and info.get("uids") is not None
+            and info["uids"].real == os.getuid()
+            and info.get("status") != psutil.STATUS_ZOMBIE
+        ):
+            found.append(process)
+    return found
+
+
+def _follows(arguments: list[str], option: str, value: str) -> bool:
+    return any(a == option and b == value for a, b in itertools.pairwise(arguments))
 
 
 def _signal_group(handle: DriverHandle, number: signal.Signals) -> None:

@@ -72,6 +72,16 @@ class FakeLauncher:
     def kill(self, handle: DriverHandle) -> None:
         self._end(handle, "kill", _SIGKILL_EXIT)
 
+    def recover(self, directory: Path, fence: str) -> DriverHandle | DriverHealth:
+        for driver in self.drivers:
+            if driver.attempt.fence == fence and fence:
+                return (
+                    driver.handle
+                    if driver.running
+                    else DriverHealth(DriverState.EXITED, driver.exit_code)
+                )
+        return DriverHealth(DriverState.EXITED, None)
+
     def log_files(self, handle: DriverHandle) -> dict[str, Path]:
         path = Path(handle.directory) / "stderr.log"
         return {"driver": path} if path.exists() else {}

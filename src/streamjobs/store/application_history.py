@@ -63,6 +63,9 @@ class AttemptRecord:
     ended_at: datetime | None
     exit_code: int | None
     outcome: str | None
+    fence: str | None = None
+    """Written by the attempt's wrapper beside its exit code: finds a driver started by a
+    server that stopped before it recorded the driver's pid."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ class ApplicationHistory(Repository):
         process_started_at: float | None = None,
         ui_port: int | None = None,
         master: str | None = None,
+        fence: str | None = None,
     ) -> AttemptRecord:
         """Record attempt ``number`` of the application.
 
@@ -131,6 +135,7 @@ class ApplicationHistory(Repository):
             ui_port=ui_port,
             master=master,
             submitted_at=submitted_at,
+            fence=fence,
         )
         self._insert_unique(row, kind="attempt", name=attempt)
         return _attempt_record(row)
@@ -378,6 +383,7 @@ def _attempt_record(row: ApplicationAttemptRow) -> AttemptRecord:
         ended_at=row.ended_at,
         exit_code=row.exit_code,
         outcome=row.outcome,
+        fence=row.fence,
     )
 
 

@@ -350,6 +350,7 @@ class ApplicationAttemptRow(Base):
     ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
     exit_code: Mapped[int | None]
     outcome: Mapped[str | None] = mapped_column(String(32))
+    fence: Mapped[str | None] = mapped_column(String(64))
 
 
 class ApplicationEventRow(Base):

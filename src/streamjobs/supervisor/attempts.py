@@ -85,9 +85,10 @@ class AttemptFactory:
         token: str,
         *,
         hold_until: datetime | None = None,
+        fence: str = "",
     ) -> AttemptSpec:
-        """The attempt ``number`` of ``application``; its driver reports with ``token`` and, when
-        ``hold_until`` is given, starts its queries no sooner.
+        """The attempt ``number`` of ``application``, recorded with ``fence``; its driver
+        reports with ``token`` and, when ``hold_until`` is given, starts its queries no sooner.
 
         ``LaunchFailed`` when a secret the job names is missing from its bundle, or when the
         manifest the application was run with breaks a rule added since.
@@ -118,6 +119,7 @@ class AttemptFactory:
             hold_until=hold_until,
             run_as=application.run_as,
             data_roots=tuple(bundle.data_roots or ()),
+            fence=fence,
         )
 
     def secrets_for(self, job: StreamingJob, connections: list[Connection]) -> AttemptSecrets:

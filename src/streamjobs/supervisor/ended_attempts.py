@@ -4,7 +4,8 @@ The loop removes an attempt's private files (``launch.attempt_cleanup``) when it
 its driver exited. A server that was killed between the two, or that predates this rule, leaves
 some behind; so the first tick of a server removes those of every attempt the store says has
 ended. A directory the store does not know as an ended attempt is left alone: its driver may
-still be running without a row (a server that died between starting it and recording it).
+still be running, not yet adopted (a server that died between starting it and recording its
+pid, see ``submissions``).
 """
 
 from __future__ import annotations

@@ -8,11 +8,13 @@ restarted server carries on with the drivers an earlier one started, and never s
 driver for a job: an application's next attempt is only submitted once the store says its
 previous one has ended.
 
-Applying a submit claims the application first (a versioned update), then starts the driver,
-then records the attempt: if the claim loses a race nothing starts; if the server dies between
-start and record, the driver runs without a row and the next tick sees no live attempt. Once
-an attempt's driver has exited, its private files (report token, secret settings) are removed;
-a server's first tick removes those that ended attempts left behind (``ended_attempts``).
+Applying a submit claims the application and records the attempt in one versioned update, then
+starts the driver, then records its pid (``submissions``): if the claim loses a race nothing
+starts; a server that dies at any step leaves an attempt the next tick settles (adopts its
+driver, or ends it). One application's failure (to launch, to be observed) is never the tick's:
+the others carry on in the same tick. Once an attempt's driver has exited, its private files
+(report token, secret settings) are removed; a server's first tick removes those that ended
+attempts left behind (``ended_attempts``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -50,6 +52,7 @@ from streamjobs.supervisor.reconcile import (
     next_submission_due,
     tick,
 )
+from streamjobs.supervisor.submissions import PendingAttempt, Submissions
 from streamjobs.supervisor.terms import ApplicationTerms
 from streamjobs.supervisor.wakeups import Wakeups
 
@@ -95,6 +98,9 @@ class Supervisor:
         """Applications STARTING at the last tick: their driver's first report wakes the loop."""
         self._swept = False
         """Whether the first tick has removed the private files ended attempts left behind."""
+        self._submissions = Submissions(
+            store=store, attempts=attempts, clock=clock, launcher_for=self._launcher
+        )
 
     def run_once(self) -> list[Action]:
         """One tick over every supervised application; the actions it applied."""
@@ -102,8 +108,7 @@ class Supervisor:
             self._swept = True
             remove_files_of_ended_attempts(self._store, self._attempts.apps_directory)
         supervised = self._supervised()
-        self._live_pids = {a.pid for _, a in supervised if a and a.pid and a.ended_at is None}
-        observed = [self._observe(application, attempt) for application, attempt in supervised]
+        observed = list(self._observe_each(supervised))
         now = self._clock.now()
         actions = tick(observed, now=now, timing=self._config.timing)
         for action in actions:
@@ -111,6 +116,8 @@ class Supervisor:
                 self._apply(action)
             except StreamjobsError as error:  # changed meanwhile: the next tick sees it anew
                 log.info("supervisor: %s: %s", action.application_id, error.detail)
+            except Exception:
+                log.exception("supervisor: applying %s failed", action)
         self._next_due = next_submission_due(
             observed, actions, after=now, timing=self._config.timing
         )
@@ -200,13 +207,30 @@ class Supervisor:
                 )
         return terms
 
+    def _observe_each(
+        self, supervised: list[tuple[ApplicationRecord, AttemptRecord | None]]
+    ) -> Iterator[Observed]:
+        """What each application looks like now; one that cannot be observed is left out of
+        this tick (and logged), the others are not held up by it."""
+        self._live_pids = set()
+        for application, attempt in supervised:
+            try:
+                observed = self._observe(application, attempt)
+            except Exception:
+                log.exception("supervisor: observing application %s failed", application.id)
+                continue
+            yield observed
+
     def _observe(self, application: ApplicationRecord, attempt: AttemptRecord | None) -> Observed:
         live, ready = False, False
+        if attempt is not None and attempt.ended_at is None and attempt.pid is None:
+            application, attempt = self._submissions.settle(application, attempt)
         if attempt is not None and attempt.ended_at is None and attempt.pid is not None:
             handle = handle_of(attempt)
             health = self._launcher(application).poll(handle)
             if health.state is DriverState.RUNNING:
                 live = True
+                self._live_pids.add(attempt.pid)
                 application, ready = self._driver_ready(application, attempt, handle)
             else:
                 application, attempt = self._record_exit(application, attempt, health.exit_code)
@@ -301,9 +325,8 @@ class Supervisor:
             if application.version != action.version:
                 return
             changes = dict(action.changes)
-            token = None
+            token = secrets.token_urlsafe(32)
             if action.driver is DriverCall.SUBMIT:
-                token = secrets.token_urlsafe(32)
                 changes["token_hash"] = token_digest(token)
             application = move(
                 repos, application, action.event, at=now, changes=changes, note=action.note
@@ -318,10 +341,15 @@ class Supervisor:
                     outcome=action.attempt_outcome,
                     ended_at=attempt.ended_at or now,
                 )
-        if action.driver is DriverCall.SUBMIT:
-            assert token is not None
-            number = (attempt.number if attempt else 0) + 1
-            self._submit(application, number, token, hold_until=action.hold_until)
+            pending: PendingAttempt | None = None
+            if action.driver is DriverCall.SUBMIT:
+                pending = self._submissions.record(
+                    repos, application, token=token, hold_until=action.hold_until
+                )
+        if pending is not None:
+            pid = self._submissions.start(application, pending)
+            if pid is not None:
+                self._live_pids.add(pid)
         elif action.driver is not None and attempt is not None and attempt.pid is not None:
             launcher = self._launcher(application)
             call = {
@@ -330,49 +358,6 @@ class Supervisor:
                 DriverCall.KILL: launcher.kill,
             }[action.driver]
             call(handle_of(attempt))
-
-    def _submit(
-        self,
-        application: ApplicationRecord,
-        number: int,
-        token: str,
-        *,
-        hold_until: datetime | None,
-    ) -> None:
-        now = self._clock.now()
-        directory = self._attempts.directory_for(application, number)
-        try:
-            spec = self._attempts.spec_for(application, number, token, hold_until=hold_until)
-            handle = self._launcher(application).submit(spec)
-        except (LaunchFailed, InvalidLaunch) as error:
-            with self._store.transaction() as repos:
-                repos.applications.add_attempt(
-                    application.id, number=number, submitted_at=now, directory=str(directory)
-                )
-                repos.applications.update_attempt(application.id, number, ended_at=now)
-                current = repos.applications.get(application.id)
-                move(
-                    repos,
-                    current,
-                    None,
-                    at=now,
-                    changes={"error_message": error.detail},
-                    note=("submission-failed", f"attempt {number}: {error.detail}"),
-                )
-            remove_private_files(directory)
-            return
-        self._live_pids.add(handle.pid)
-        with self._store.transaction() as repos:
-            repos.applications.add_attempt(
-                application.id,
-                number=number,
-                submitted_at=now,
-                directory=handle.directory,
-                pid=handle.pid,
-                process_started_at=handle.started_at,
-                ui_port=handle.ui_port,
-                master=handle.master,
-            )
 
     def _launcher(self, application: ApplicationRecord) -> Launcher:
         deployment = self._terms_of(application).deployment

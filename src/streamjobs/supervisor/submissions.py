@@ -1,0 +1,180 @@
+"""Starting an attempt's driver so that a server stopped at any step leaves one driver at most.
+
+A submission has three steps, each a point where the server may die: the attempt is recorded
+(with a fresh fencing value, in the transaction that claims the application), its driver is
+started (the wrapper carries the fence and writes it beside the exit code), and the driver's pid
+is recorded. An attempt recorded without a pid and not ended is therefore one whose start a
+server did not see through; the next tick settles it before anything else happens to its
+application: it adopts the driver found by the fence, or ends the attempt as a failed submission
+when there is none. So an application never gets a second attempt while its first may be alive.
+
+A failure to start one driver, of whatever kind, is that application's failed submission: its
+error goes to the application's events and ``error``, and the restart policy counts it.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from streamjobs.domain.clock import Clock
+from streamjobs.domain.errors import StreamjobsError
+from streamjobs.launch.attempt_cleanup import remove_private_files
+from streamjobs.launch.base import DriverHandle, Launcher
+from streamjobs.services.application_state import move
+from streamjobs.store import ApplicationRecord, AttemptRecord
+from streamjobs.store.db import Repositories, Store
+from streamjobs.supervisor.attempts import AttemptFactory
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PendingAttempt:
+    """An attempt recorded, its driver not started yet."""
+
+    number: int
+    fence: str
+    token: str
+    hold_until: datetime | None
+
+
+class Submissions:
+    """Records, starts and settles attempts (see the module)."""
+
+    def __init__(
+        self,
+        *,
+        store: Store,
+        attempts: AttemptFactory,
+        clock: Clock,
+        launcher_for: Callable[[ApplicationRecord], Launcher],
+    ) -> None:
+        self._store = store
+        self._attempts = attempts
+        self._clock = clock
+        self._launcher_for = launcher_for
+
+    def record(
+        self,
+        repos: Repositories,
+        application: ApplicationRecord,
+        *,
+        token: str,
+        hold_until: datetime | None,
+    ) -> PendingAttempt:
+        """Record the application's next attempt in ``repos``' transaction, before its start."""
+        latest = repos.applications.latest_attempt(application.id)
+        pending = PendingAttempt(
+            number=(latest.number if latest else 0) + 1,
+            fence=secrets.token_hex(16),
+            token=token,
+            hold_until=hold_until,
+        )
+        repos.applications.add_attempt(
+            application.id,
+            number=pending.number,
+            submitted_at=self._clock.now(),
+            directory=str(self._attempts.directory_for(application, pending.number)),
+            fence=pending.fence,
+        )
+        return pending
+
+    def start(self, application: ApplicationRecord, pending: PendingAttempt) -> int | None:
+        """Start the recorded attempt's driver and record its pid (None: it did not start, and
+        the attempt is recorded as a failed submission)."""
+        number = pending.number
+        try:
+            spec = self._attempts.spec_for(
+                application,
+                number,
+                pending.token,
+                hold_until=pending.hold_until,
+                fence=pending.fence,
+            )
+            handle = self._launcher_for(application).submit(spec)
+        except Exception as error:
+            if not isinstance(error, StreamjobsError):
+                log.exception("starting attempt %d of %s failed", number, application.id)
+            self._fail(application.id, number, exit_code=None, detail=_detail(error))
+            remove_private_files(self._attempts.directory_for(application, number))
+            return None
+        with self._store.transaction() as repos:
+            _record_handle(repos, application.id, number, handle)
+        return handle.pid
+
+    def settle(
+        self, application: ApplicationRecord, attempt: AttemptRecord
+    ) -> tuple[ApplicationRecord, AttemptRecord]:
+        """An attempt recorded without a pid and not ended, as the application and the attempt
+        are once it has been adopted (it now has a pid) or ended."""
+        found = self._launcher_for(application).recover(
+            Path(attempt.directory), attempt.fence or ""
+        )
+        number = attempt.number
+        if isinstance(found, DriverHandle):
+            with self._store.transaction() as repos:
+                _record_handle(repos, application.id, number, found)
+                repos.applications.add_event(
+                    application.id,
+                    at=self._clock.now(),
+                    kind="driver-recovered",
+                    message=f"attempt {number}: found its driver (pid {found.pid}), started "
+                    "by a server that stopped before recording it",
+                )
+        elif found.exit_code is None:
+            detail = "the server stopped while starting the driver, which never ran"
+            self._fail(application.id, number, exit_code=None, detail=detail)
+        else:
+            detail = (
+                "the driver, started by a server that stopped before recording it, exited "
+                f"with code {found.exit_code}"
+            )
+            self._fail(application.id, number, exit_code=found.exit_code, detail=detail)
+        with self._store.reading() as repos:
+            current = repos.applications.get(application.id)
+            settled = repos.applications.latest_attempt(application.id)
+        assert settled is not None
+        return current, settled
+
+    def _fail(
+        self, application_id: str, number: int, *, exit_code: int | None, detail: str
+    ) -> None:
+        """End the attempt as a failed submission: ``detail`` becomes the application's error."""
+        now = self._clock.now()
+        with self._store.transaction() as repos:
+            repos.applications.update_attempt(
+                application_id, number, ended_at=now, exit_code=exit_code
+            )
+            move(
+                repos,
+                repos.applications.get(application_id),
+                None,
+                at=now,
+                changes={"error_message": detail},
+                note=("submission-failed", f"attempt {number}: {detail}"),
+            )
+
+
+def _record_handle(
+    repos: Repositories, application_id: str, number: int, handle: DriverHandle
+) -> None:
+    repos.applications.update_attempt(
+        application_id,
+        number,
+        pid=handle.pid,
+        process_started_at=handle.started_at,
+        directory=handle.directory,
+        ui_port=handle.ui_port,
+        master=handle.master,
+    )
+
+
+def _detail(error: Exception) -> str:
+    if isinstance(error, StreamjobsError):
+        return error.detail
+    return f"the driver could not be started: {type(error).__name__}: {error}"
