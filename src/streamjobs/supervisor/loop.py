@@ -37,6 +37,7 @@ from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFa
 from streamjobs.launch.spark_ui import read_executors
 from streamjobs.services.application_state import move
 from streamjobs.services.identity import token_digest
+from streamjobs.services.resources import on_fresh_reads
 from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Store
 from streamjobs.supervisor.attempt_facts import handle_of, heartbeat_of, outcome_of
@@ -275,45 +276,47 @@ class Supervisor:
         figures = polls.read(application.id, handle, now)
         if figures is None:
             return application, reported
-        with self._store.transaction() as repos:
-            repos.applications.set_executor_figures(
-                application.id, at=now, figures=figures.to_dict()
-            )
-            current = repos.applications.get(application.id)
-            current = move(
-                repos,
-                current,
-                None,
-                at=now,
-                changes={
-                    "driver_state": "RUNNING",
-                    "executors_running": figures.running_executors,
-                    "executors_pending": max(
-                        0, self._terms_of(application).executors - figures.running_executors
-                    ),
-                    "spark_app_id": figures.spark_application_id,
-                },
-            )
-        return current, True
+        changes = {
+            "driver_state": "RUNNING",
+            "executors_running": figures.running_executors,
+            "executors_pending": max(
+                0, self._terms_of(application).executors - figures.running_executors
+            ),
+            "spark_app_id": figures.spark_application_id,
+        }
+
+        def record() -> ApplicationRecord:
+            with self._store.transaction() as repos:
+                repos.applications.set_executor_figures(
+                    application.id, at=now, figures=figures.to_dict()
+                )
+                current = repos.applications.get(application.id)
+                return move(repos, current, None, at=now, changes=changes)
+
+        return on_fresh_reads(record), True
 
     def _record_exit(
         self, application: ApplicationRecord, attempt: AttemptRecord, exit_code: int | None
     ) -> tuple[ApplicationRecord, AttemptRecord]:
         now = self._clock.now()
-        with self._store.transaction() as repos:
-            repos.applications.update_attempt(
-                application.id, attempt.number, ended_at=now, exit_code=exit_code
-            )
-            code = "unknown" if exit_code is None else str(exit_code)
-            repos.applications.add_event(
-                application.id,
-                at=now,
-                kind="driver-exited",
-                message=f"attempt {attempt.number}: the driver exited with code {code}",
-            )
-            current = repos.applications.get(application.id)
-            current = move(repos, current, None, at=now, changes={"driver_state": "EXITED"})
-            ended = repos.applications.latest_attempt(application.id)
+
+        def record() -> tuple[ApplicationRecord, AttemptRecord | None]:
+            with self._store.transaction() as repos:
+                repos.applications.update_attempt(
+                    application.id, attempt.number, ended_at=now, exit_code=exit_code
+                )
+                code = "unknown" if exit_code is None else str(exit_code)
+                repos.applications.add_event(
+                    application.id,
+                    at=now,
+                    kind="driver-exited",
+                    message=f"attempt {attempt.number}: the driver exited with code {code}",
+                )
+                current = repos.applications.get(application.id)
+                current = move(repos, current, None, at=now, changes={"driver_state": "EXITED"})
+                return current, repos.applications.latest_attempt(application.id)
+
+        current, ended = on_fresh_reads(record)  # a Stop or an Abort may land meanwhile
         assert ended is not None
         remove_private_files(Path(attempt.directory))
         return current, ended

@@ -26,6 +26,7 @@ from streamjobs.domain.errors import StreamjobsError
 from streamjobs.launch.attempt_cleanup import remove_private_files
 from streamjobs.launch.base import DriverHandle, Launcher
 from streamjobs.services.application_state import move
+from streamjobs.services.resources import on_fresh_reads
 from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Repositories, Store
 from streamjobs.supervisor.attempts import AttemptFactory
@@ -146,18 +147,22 @@ class Submissions:
     ) -> None:
         """End the attempt as a failed submission: ``detail`` becomes the application's error."""
         now = self._clock.now()
-        with self._store.transaction() as repos:
-            repos.applications.update_attempt(
-                application_id, number, ended_at=now, exit_code=exit_code
-            )
-            move(
-                repos,
-                repos.applications.get(application_id),
-                None,
-                at=now,
-                changes={"error_message": detail},
-                note=("submission-failed", f"attempt {number}: {detail}"),
-            )
+
+        def record() -> None:
+            with self._store.transaction() as repos:
+                repos.applications.update_attempt(
+                    application_id, number, ended_at=now, exit_code=exit_code
+                )
+                move(
+                    repos,
+                    repos.applications.get(application_id),
+                    None,
+                    at=now,
+                    changes={"error_message": detail},
+                    note=("submission-failed", f"attempt {number}: {detail}"),
+                )
+
+        on_fresh_reads(record)
 
 
 def _record_handle(
