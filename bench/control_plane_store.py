@@ -8,12 +8,13 @@ with the job's resolved template as its snapshot, run numbers 1..n per job — a
 status set to its latest application's, COMPLETED. The applications' attempts, events and
 progress are not seeded: none of the routes the figure measures reads them.
 
-``measure_ticks`` then times ``Supervisor.run_once`` the way tests/supervisor builds it (a fake
-launcher, a fake clock, no Spark REST API): every job gets a new application, the first tick
-submits their drivers, each driver reports once (a heartbeat, as the runner's first report),
-the next tick moves them to RUNNING, and the ticks after that — each observing every live
-application — are the ones timed. The fake launcher finds a driver by pid in a dict: the test
-one searches a list, which over 1,000 drivers would time the fake rather than the supervisor.
+``measure_ticks`` then times ``Supervisor.run_once`` of the server ``streamjobs.composition``
+builds, as tests/supervisor does (a fake launcher, a fake clock, no Spark REST API): every
+job gets a new application, the first tick submits their drivers, each driver reports once
+(a heartbeat, as the runner's first report), the next tick moves them to RUNNING, and the
+ticks after that — each observing every live application — are the ones timed. The fake
+launcher finds a driver by pid in a dict: the test one searches a list, which over 1,000
+drivers would time the fake rather than the supervisor.
 """
 
 from __future__ import annotations
@@ -32,18 +33,16 @@ from uuid import uuid4
 
 from sqlalchemy import insert, update
 
+from streamjobs.composition import Server, build_server
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.manifest import Deployment
 from streamjobs.domain.spec import parse_manifest, resolved_template
 from streamjobs.launch.base import AttemptSpec, DriverHandle
 from streamjobs.launch.fake import FakeDriver, FakeLauncher
-from streamjobs.services.container import Services, open_services
+from streamjobs.services.container import Services
 from streamjobs.settings import Settings
 from streamjobs.store.tables import ApplicationRow, JobRow
-from streamjobs.supervisor.attempts import AttemptFactory
-from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
-from streamjobs.supervisor.reconcile import Timing
 
 ADMIN = Actor(Principal("admin", is_admin=True), source="bench")
 JOB_PREFIX = "bench-job-"
@@ -99,12 +98,20 @@ class Seeded:
     applications_seconds: float
 
 
-def open_store(home: Path, database_url: str, clock: FakeClock | None = None) -> Services:
-    settings = Settings(home=home, database_url=database_url, supervisor=False)
+def open_store(home: Path, database_url: str, clock: FakeClock | None = None) -> Server:
+    """The server the figure measures, built as ``streamjobs server`` builds it: with a fake
+    launcher and a supervisor the bench ticks itself when given ``clock``, else without one."""
+    settings = Settings(
+        home=home, database_url=database_url, supervisor=False, public_url="http://127.0.0.1:1"
+    )
     if clock is None:
-        return open_services(settings)
-    return open_services(
-        settings, clock=clock, launchers={Deployment.SINGLE_NODE: IndexedFakeLauncher()}
+        return build_server(settings)
+    return build_server(
+        settings,
+        clock=clock,
+        launchers={Deployment.SINGLE_NODE: IndexedFakeLauncher()},
+        supervise=True,
+        executor_reader=lambda handle: None,
     )
 
 
@@ -113,7 +120,7 @@ def seed(
 ) -> Seeded:
     """Bootstrap the admin, create ``jobs`` jobs and ``applications_per_job`` finished
     applications of each; the admin's token is also written to ``home/admin-token``."""
-    services = open_store(home, database_url)
+    services = open_store(home, database_url).services
     try:
         token = services.identity.bootstrap_admin().token
         if token is None:
@@ -251,11 +258,12 @@ def measure_ticks(
 ) -> Ticks:
     """Run every named job and time the supervisor's ticks once all of them are RUNNING."""
     clock = FakeClock(datetime.now(UTC))
-    services = open_store(home, database_url, clock)
+    server = open_store(home, database_url, clock)
+    services, supervisor = server.services, server.supervisor
     try:
         launcher = services.launchers[Deployment.SINGLE_NODE]
         assert isinstance(launcher, IndexedFakeLauncher)
-        supervisor = _supervisor(services, clock)
+        assert supervisor is not None
         started = time.monotonic()
         for name in names:
             services.applications.run(name, actor=ADMIN)
@@ -298,29 +306,6 @@ def measure_ticks(
         )
     finally:
         services.store.close()
-
-
-def _supervisor(services: Services, clock: FakeClock) -> Supervisor:
-    settings = services.settings
-    return Supervisor(
-        store=services.store,
-        launchers=services.launchers,
-        attempts=AttemptFactory(
-            store=services.store,
-            apps_directory=settings.apps_directory,
-            public_url="http://127.0.0.1:1",
-            secrets=services.secrets,
-        ),
-        clock=clock,
-        config=SupervisorConfig(
-            timing=Timing(
-                heartbeat_timeout=settings.heartbeat_timeout_seconds,
-                stop_timeout=settings.stop_timeout_seconds,
-                abort_grace=settings.abort_grace_seconds,
-            )
-        ),
-        executor_reader=lambda handle: None,
-    )
 
 
 def _check_running(services: Services, expected: int) -> None:

@@ -18,7 +18,8 @@ from typing import NoReturn
 import httpx
 import pytest
 
-from streamjobs.services.container import Services, open_services
+from streamjobs.composition import build_server
+from streamjobs.services.container import Services
 from streamjobs.settings import Settings
 from tests.kafka_fixture import kafka_broker  # noqa: F401 - a fixture for every package
 from tests.live_server import live_server
@@ -97,10 +98,13 @@ class RunningServer:
 @pytest.fixture(scope="session")
 def running_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     home = tmp_path_factory.mktemp("server-home")
-    services = open_services(Settings(home=home, checkpoint_root="file:///checkpoints"))
+    server = build_server(
+        Settings(home=home, checkpoint_root="file:///checkpoints"), supervise=False
+    )
+    services = server.services
     token = services.identity.bootstrap_admin().token
     assert token is not None
-    with live_server(services) as url:
+    with live_server(server) as url:
         yield RunningServer(url=url, admin_token=token, services=services, home=home)
 
 

@@ -10,14 +10,13 @@ from typing import Any
 import httpx
 import pytest
 
+from streamjobs.composition import build_server
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.manifest import Deployment
 from streamjobs.launch.fake import FakeLauncher
-from streamjobs.services.container import Services, open_services
+from streamjobs.services.container import Services
 from streamjobs.settings import Settings
-from streamjobs.supervisor.attempts import AttemptFactory
-from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
-from streamjobs.supervisor.reconcile import Timing
+from streamjobs.supervisor.loop import Supervisor
 from tests.factories import pipeline_manifest
 from tests.live_server import live_server
 
@@ -48,26 +47,21 @@ class Stage:
 def stage(tmp_path: Path) -> Iterator[Stage]:
     clock = FakeClock()
     launcher = FakeLauncher()
-    settings = Settings(home=tmp_path / "home")
-    services = open_services(settings, clock=clock, launchers={Deployment.SINGLE_NODE: launcher})
+    settings = Settings(home=tmp_path / "home", public_url="http://127.0.0.1:1")
+    server = build_server(
+        settings,
+        clock=clock,
+        launchers={Deployment.SINGLE_NODE: launcher},
+        supervise=True,
+        executor_reader=lambda handle: None,
+    )
+    services, supervisor = server.services, server.supervisor
+    assert supervisor is not None
     bootstrap = services.identity.bootstrap_admin()
     token, password = bootstrap.token, bootstrap.password
     assert token is not None
     assert password is not None
-    supervisor = Supervisor(
-        store=services.store,
-        launchers=services.launchers,
-        attempts=AttemptFactory(
-            store=services.store,
-            apps_directory=settings.apps_directory,
-            public_url="http://127.0.0.1:1",
-            secrets=services.secrets,
-        ),
-        clock=clock,
-        config=SupervisorConfig(timing=Timing()),
-        executor_reader=lambda handle: None,
-    )
-    with live_server(services) as url:
+    with live_server(server) as url:
         headers = {"Authorization": f"Bearer {token}"}
         with httpx.Client(base_url=url, headers=headers, timeout=30) as api:
             api.put("/api/v1/jobs/ticks", json=pipeline_manifest("ticks")).raise_for_status()

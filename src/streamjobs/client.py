@@ -23,6 +23,9 @@ GROUPS = "/api/v1/groups"
 PERMISSIONS = "/api/v1/permissions"
 AUDIT = "/api/v1/audit"
 CONFLICT_ATTEMPTS = 5
+ABORTING_TIMEOUT = 300.0
+"""Seconds a Delete that aborts the job's application may take: the server answers once the
+application has ended (or once its own, shorter, wait is over)."""
 """How often ``retry_on_conflict`` tries a read-then-write that others keep changing under it."""
 
 T = TypeVar("T")
@@ -93,8 +96,15 @@ class StreamjobsClient:
     def job_template(self, name: str) -> dict[str, Any]:
         return self._json("GET", _path(JOBS, name) + "/template")
 
-    def delete_job(self, name: str) -> None:
-        self._request("DELETE", _path(JOBS, name))
+    def delete_job(self, name: str, *, abort: bool = False) -> None:
+        """Delete the job; with ``abort``, abort its live application first (the server waits
+        for it to end, so the request may take as long as an abort does)."""
+        if abort:
+            self._request(
+                "DELETE", _path(JOBS, name), params={"abort": "true"}, timeout=ABORTING_TIMEOUT
+            )
+        else:
+            self._request("DELETE", _path(JOBS, name))
 
     def apply_connection(self, manifest: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Create or update the connection the manifest names: (created|configured|unchanged,
@@ -175,6 +185,15 @@ class StreamjobsClient:
 
     def delete_user(self, name: str) -> None:
         self._request("DELETE", _path(USERS, name))
+
+    def unlock_user(self, name: str) -> None:
+        """Let ``name`` sign in again after a lockout; their failed sign-ins are forgotten."""
+        self._request("POST", _path(USERS, name) + "/unlock")
+
+    def end_sessions(self, name: str) -> int:
+        """End every web session of ``name`` (sign out everywhere); how many there were."""
+        ended: int = self._json("DELETE", _path(USERS, name) + "/sessions")["endedSessions"]
+        return ended
 
     def grant_run_as(self, service_account: str, subject: str) -> None:
         """Let ``subject`` (user:NAME or group:NAME) run jobs as ``service_account``."""

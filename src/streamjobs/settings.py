@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -100,6 +101,109 @@ class Settings(BaseSettings):
         "bytes. Default: the key file secret.key under home, created on first start (mode 600).",
     )
 
+    # Sign-in and sessions (issue 20, item 6): how long a web session lasts, and how failed
+    # sign-ins are slowed down and locked out.
+    session_lifetime_seconds: float = Field(
+        default=12 * 3600, gt=0, description="How long a web session lasts after sign-in."
+    )
+    session_idle_timeout_seconds: float = Field(
+        default=2 * 3600,
+        gt=0,
+        description="A web session unused this long ends (its use is recorded to the minute, "
+        "or to half this when that is shorter).",
+    )
+    sign_in_free_failures: int = Field(
+        default=3,
+        ge=0,
+        description="Failed sign-ins to one account allowed before each further attempt "
+        "must wait (a delay that doubles with every failure).",
+    )
+    sign_in_address_free_failures: int = Field(
+        default=10,
+        ge=0,
+        description="The same, for failed sign-ins from one address (to any account).",
+    )
+    sign_in_base_delay_seconds: float = Field(
+        default=1.0, gt=0, description="The first delay once the free failures are used up."
+    )
+    sign_in_max_delay_seconds: float = Field(
+        default=900.0, gt=0, description="The longest delay between two attempts."
+    )
+    sign_in_lockout_failures: int = Field(
+        default=10,
+        ge=1,
+        description="Failed sign-ins to one account that lock it until an admin unlocks it "
+        "(tokens keep working).",
+    )
+    sign_in_failure_window_seconds: float = Field(
+        default=3600.0,
+        gt=0,
+        description="Failures older than this (with none since) no longer count (and are "
+        "forgotten); the lockout of an existing account stays until lifted.",
+    )
+    sign_in_concurrency: int = Field(
+        default=2,
+        ge=1,
+        description="How many password checks (Argon2, memory-hard) may run at once; the "
+        "others wait without holding a thread.",
+    )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="The addresses (a JSON list; networks like 10.0.0.0/8 too) of the reverse "
+        "proxies in front of the server, whose X-Forwarded-For and X-Forwarded-Proto are "
+        "believed: the client's address is then what sign-in limits count and the audit shows. "
+        "From anyone else those headers are ignored; by default from everyone.",
+    )
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxy_addresses(cls, proxies: list[str]) -> list[str]:
+        for proxy in proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError:
+                raise ValueError(f"trusted proxy {proxy!r} is not an address or network") from None
+        return proxies
+
+    # Run and Delete (issue 20, item 5): how long a Delete that aborts the job's live
+    # application first waits for it to end.
+    delete_abort_wait_seconds: float = Field(
+        default=30.0,
+        gt=0,
+        description="How long `DELETE /jobs/NAME?abort=true` waits for the aborted application "
+        "to end before it answers 409; keep it above abort_grace_seconds.",
+    )
+
+    # Bounded inputs (issue 20, items 2, 3 and 7): the largest request body of each family of
+    # routes, refused with 413 while it streams in.
+    max_body_bytes: int = Field(
+        default=1024 * 1024, ge=1024, description="The largest request body of an /api route."
+    )
+    max_report_body_bytes: int = Field(
+        default=1024 * 1024,
+        ge=1024,
+        description="The largest report a driver may post (a batch of up to 100 query events).",
+    )
+    max_pipeline_check_body_bytes: int = Field(
+        default=256 * 1024,
+        ge=1024,
+        description="The largest pipeline block the web form's live check reads.",
+    )
+    max_form_body_bytes: int = Field(
+        default=2 * 1024 * 1024,
+        ge=1024,
+        description="The largest web form post (a manifest's YAML, URL-encoded).",
+    )
+
+    # Storage errors (issue 20, item 7): how long a SQLite write waits for another's lock
+    # before it is refused with 503.
+    sqlite_busy_timeout_seconds: float = Field(
+        default=5.0,
+        gt=0,
+        description="How long a write to a SQLite store waits while another process holds "
+        "the database's lock before it is refused (503, the database is locked).",
+    )
+
     @field_validator("default_data_roots")
     @classmethod
     def _absolute_locations(cls, roots: list[str]) -> list[str]:
@@ -142,11 +246,6 @@ class Settings(BaseSettings):
     @property
     def admin_password_file(self) -> Path:
         return self.resolved_home / "admin-password"
-
-    @property
-    def session_key_file(self) -> Path:
-        """The key that signs web UI session cookies, created on first start (mode 600)."""
-        return self.resolved_home / "session-key"
 
     @property
     def secret_key_file(self) -> Path:

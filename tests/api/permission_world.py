@@ -11,7 +11,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from streamjobs.api.app import create_app
+from streamjobs.composition import server_over
 from streamjobs.domain.access import (
     Actor,
     BundleGrant,
@@ -168,7 +168,7 @@ class World:
     def __init__(self, services: Services, home: Path) -> None:
         self.services = services
         self.home = home
-        self.client = TestClient(create_app(services=services))
+        self.client = TestClient(server_over(services, supervise=False).app)
         self.tokens: dict[str, str | None] = {"anonymous": None}
         self._counter = itertools.count()
         services.bundles.create("mx", actor=ADMIN, data_roots=["file:///tmp/out"])

@@ -7,7 +7,7 @@ from datetime import timedelta
 import httpx
 import pytest
 
-from streamjobs.api.app import create_app
+from streamjobs.server_app import create_app
 from streamjobs.services.identity import BOOTSTRAP_ACTOR
 from tests.api.problems import problem_of
 from tests.conftest import RunningServer

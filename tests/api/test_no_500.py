@@ -59,3 +59,62 @@ def test_random_bytes_and_names_never_make_a_500(api: httpx.Client, body: bytes,
     for method in ("PUT", "PATCH", "GET", "DELETE"):
         response = api.request(method, f"/api/v1/jobs/{quote(name, safe='')}", content=body)
         assert response.status_code < 500, response.text
+
+
+HOSTILE_ROUTES = [
+    ("POST", "/api/v1/jobs"),
+    ("PUT", "/api/v1/jobs/hostile"),
+    ("PATCH", "/api/v1/jobs/hostile"),
+    ("POST", "/api/v1/connections"),
+    ("PUT", "/api/v1/connections/hostile"),
+    ("POST", "/api/v1/applications/app-hostile/reports"),
+]
+hostile_bodies = st.one_of(
+    st.integers(min_value=1, max_value=200_000).map(lambda depth: "[" * depth + "]" * depth),
+    st.integers(min_value=1, max_value=5_000).map(
+        lambda depth: '{"spec": ' * depth + "0" + "}" * depth
+    ),
+    st.integers(min_value=2**63 - 2, max_value=2**80).map(
+        lambda number: json.dumps({"metadata": {"resourceVersion": number}, "spec": number})
+    ),
+    st.integers(min_value=1024 * 1024 - 8, max_value=3 * 1024 * 1024).map(lambda size: "[" * size),
+)
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(route=st.sampled_from(HOSTILE_ROUTES), body=hostile_bodies, yaml=st.booleans())
+def test_deep_huge_and_large_bodies_never_make_a_500(
+    api: httpx.Client, route: tuple[str, str], body: str, yaml: bool
+) -> None:
+    method, path = route
+    media_type = "application/yaml" if yaml else "application/json"
+    headers = {"Content-Type": media_type, "Authorization": api.headers["Authorization"]}
+    response = api.request(method, path, content=body, headers=headers)
+    assert response.status_code < 500, response.text[:500]
+    assert response.headers["content-type"].startswith("application/problem+json")
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    target=st.sampled_from(
+        [
+            ("/api/v1/jobs", "offset"),
+            ("/api/v1/connections", "offset"),
+            ("/api/v1/applications", "offset"),
+            ("/api/v1/audit", "offset"),
+            ("/api/v1/applications/app-x/events", "after"),
+            ("/api/v1/applications/app-x/logs", "start"),
+        ]
+    ),
+    number=st.integers(min_value=2**62, max_value=2**200) | st.integers(max_value=-1),
+)
+def test_huge_integers_in_queries_never_make_a_500(
+    api: httpx.Client, target: tuple[str, str], number: int
+) -> None:
+    path, parameter = target
+    response = api.get(path, params={parameter: number})
+    assert response.status_code < 500, response.text

@@ -182,6 +182,14 @@ MATRIX: dict[str, tuple[Request, dict[str, int | str]]] = {
         lambda f: ("DELETE", f"/api/v1/users/{f.user}", None),
         USER_MANAGERS,
     ),
+    "POST /api/v1/users/{name}/unlock": (
+        lambda f: ("POST", f"/api/v1/users/{f.user}/unlock", None),
+        USER_MANAGERS,
+    ),
+    "DELETE /api/v1/users/{name}/sessions": (
+        lambda f: ("DELETE", f"/api/v1/users/{f.user}/sessions", None),
+        USER_MANAGERS,
+    ),
     "PUT /api/v1/users/{name}/run-as/{subject}": (
         lambda f: ("PUT", f"/api/v1/users/svc-mx/run-as/user:{f.user}", None),
         USER_MANAGERS,

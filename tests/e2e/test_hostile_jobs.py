@@ -31,7 +31,7 @@ from tests.e2e.test_server_process import streamjobs
 pytestmark = pytest.mark.spark
 PROBE = Path(__file__).parents[1] / "launch" / "apps" / "sandbox_probe.py"
 VICTIM_SECRET = "victim-database-password-4711"
-HOME_FILES = ("secret.key", "session-key", "admin-token", "admin-password")
+HOME_FILES = ("secret.key", "admin-token", "admin-password")
 
 
 class World:
@@ -223,7 +223,6 @@ def _probe_job(world: World, report: Path) -> dict[str, Any]:
         home / "secret.key",
         home / "streamjobs.db",
         home / "admin-token",
-        home / "session-key",
         Path("/proc/1/environ"),
         Path(f"/proc/{world.server.process.pid if world.server.process else 1}/environ"),
         world.victim_data / "checkpoint" / "metadata",

@@ -14,7 +14,7 @@ import psutil
 import pytest
 from fastapi.testclient import TestClient
 
-from streamjobs.api.app import create_app
+from streamjobs.composition import server_over
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.manifest import Deployment
@@ -129,7 +129,7 @@ def answers_of_every_get_route(services: Services, job: str, application_id: str
     """The body of every documented GET route of the API about the job and its application
     (its events and template among them), asked by an admin."""
     token = services.identity.bootstrap_admin().token
-    client = TestClient(create_app(services=services))
+    client = TestClient(server_over(services, supervise=False).app)
     paths = client.app.openapi()["paths"]  # type: ignore[attr-defined]
     names = {"jobs": job, "bundles": "default", "users": "admin", "node-types": "small"}
     answers = []

@@ -7,17 +7,16 @@ from pathlib import Path
 
 import pytest
 
+from streamjobs.composition import build_server
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.manifest import Deployment
 from streamjobs.domain.states import AppState
 from streamjobs.launch.fake import FakeLauncher
-from streamjobs.services.container import Services, open_services
+from streamjobs.services.container import Services
 from streamjobs.settings import Settings
 from streamjobs.store import ApplicationRecord
-from streamjobs.supervisor.attempts import AttemptFactory
-from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
-from streamjobs.supervisor.reconcile import Timing
+from streamjobs.supervisor.loop import Supervisor
 from tests.factories import pipeline_manifest
 
 ALICE = Actor(Principal("alice", is_admin=True))
@@ -67,21 +66,21 @@ class World:
 def world(database_url: str, tmp_path: Path) -> World:
     clock = FakeClock()
     launcher = FakeLauncher()
-    settings = Settings(home=tmp_path / "home", database_url=database_url)
-    services = open_services(settings, clock=clock, launchers={Deployment.SINGLE_NODE: launcher})
-    services.secrets.put("default", "api-key", "s3cret", actor=ALICE)
-    supervisor = Supervisor(
-        store=services.store,
-        launchers=services.launchers,
-        attempts=AttemptFactory(
-            store=services.store,
-            apps_directory=settings.apps_directory,
-            public_url="http://127.0.0.1:1",
-            secrets=services.secrets,
-            places=services.jobs.places,
-        ),
+    settings = Settings(
+        home=tmp_path / "home",
+        database_url=database_url,
+        public_url="http://127.0.0.1:1",
+        heartbeat_timeout_seconds=60,
+        abort_grace_seconds=10,
+    )
+    server = build_server(
+        settings,
         clock=clock,
-        config=SupervisorConfig(timing=Timing(heartbeat_timeout=60, abort_grace=10)),
+        launchers={Deployment.SINGLE_NODE: launcher},
+        supervise=True,
         executor_reader=lambda handle: None,
     )
+    services, supervisor = server.services, server.supervisor
+    assert supervisor is not None
+    services.secrets.put("default", "api-key", "s3cret", actor=ALICE)
     return World(services=services, launcher=launcher, clock=clock, supervisor=supervisor)

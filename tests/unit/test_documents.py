@@ -3,10 +3,23 @@
 from __future__ import annotations
 
 import pytest
+import yaml
 
+from streamjobs.domain import documents
 from streamjobs.domain.documents import MAX_DOCUMENT_VALUES
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.domain.spec import load_documents
+from tests.conftest import skip_or_fail
+
+
+@pytest.fixture(autouse=True, params=["libyaml", "pure-python"])
+def loader(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test reads with libyaml and with the pure-Python fallback, which must agree."""
+    if request.param == "pure-python":
+        monkeypatch.setattr(documents, "_Loader", documents._PythonLoader)
+    elif not yaml.__with_libyaml__:
+        skip_or_fail("PyYAML was built without libyaml")
+    return str(request.param)
 
 
 def problems(text: str) -> tuple[FieldError, ...]:
@@ -29,7 +42,7 @@ def test_a_syntax_error_is_located_by_line_and_column() -> None:
     text = "apiVersion: streamjobs.io/v1\nmetadata:\n  name: a\n   bad: indent\n"
     [error] = problems(text)
     assert error.path == "line 4, column 7"
-    assert "mapping values are not allowed here" in error.message
+    assert "mapping values are not allowed" in error.message  # libyaml: "in this context"
 
 
 def test_an_unclosed_flow_sequence() -> None:
@@ -66,7 +79,7 @@ def test_tab_indented_json_is_read() -> None:
 
 
 def test_a_json_error_is_located_by_line_and_column() -> None:
-    [error] = problems('{\n\t"kind": "StreamingJob",\n\t"spec": \n}\n')
+    [error] = problems('{\n\t"kind": "StreamingJob",\n\t"spec": [\n}\n')
     assert error == FieldError("line 4, column 1", "Expecting value")
 
 
@@ -108,3 +121,14 @@ def test_an_integer_too_long_to_convert_is_an_error_not_a_crash() -> None:
 def test_a_character_yaml_refuses_is_located() -> None:
     [error] = problems("a: 1\nb: x\x1fy\n")
     assert error == FieldError("line 2, column 5", "character #x001f is not allowed in YAML")
+
+
+def test_a_refused_character_after_other_than_ascii_text_is_located_by_characters() -> None:
+    [error] = problems("é: 1\nb: ü\x1fy\n")  # libyaml counts its offset in bytes of UTF-8
+    assert error == FieldError("line 2, column 5", "character #x001f is not allowed in YAML")
+
+
+def test_a_document_of_too_many_values_is_refused_while_it_is_read() -> None:
+    [error] = problems("jars: [" + "a, " * MAX_DOCUMENT_VALUES + "]\n")
+    assert error.path.startswith("line 1, column ")
+    assert f"more than {MAX_DOCUMENT_VALUES} values" in error.message

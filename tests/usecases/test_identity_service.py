@@ -106,17 +106,20 @@ def test_a_token_for_an_unknown_user_is_refused(services: Services) -> None:
 def test_passwords_sign_in_and_refuse_alike(services: Services) -> None:
     outcome = services.identity.bootstrap_admin()
     assert outcome.password is not None
-    assert services.identity.sign_in("admin", outcome.password).is_admin
+    assert services.sign_in.sign_in("admin", outcome.password, address="a").principal.is_admin
     with pytest.raises(Unauthenticated) as wrong_password:
-        services.identity.sign_in("admin", "not the password")
+        services.sign_in.sign_in("admin", "not the password", address="a")
     with pytest.raises(Unauthenticated) as unknown_user:
-        services.identity.sign_in("nobody", outcome.password)
+        services.sign_in.sign_in("nobody", outcome.password, address="a")
     assert wrong_password.value.detail == unknown_user.value.detail
     with pytest.raises(InvalidInput, match="at least 12"):
         services.identity.set_password("admin", "short", actor=BOOTSTRAP_ACTOR)
     with pytest.raises(NotFound):
         services.identity.set_password("nobody", "long enough password", actor=BOOTSTRAP_ACTOR)
     services.identity.set_password("admin", "a new long password", actor=BOOTSTRAP_ACTOR)
-    assert services.identity.sign_in("admin", "a new long password").name == "admin"
+    assert (
+        services.sign_in.sign_in("admin", "a new long password", address="a").principal.name
+        == "admin"
+    )
     with pytest.raises(Unauthenticated):
-        services.identity.sign_in("admin", outcome.password)
+        services.sign_in.sign_in("admin", outcome.password, address="a")

@@ -9,9 +9,11 @@ from typing import Any
 
 import httpx
 import pytest
+import yaml
 
-from tests.factories import RATE_PIPELINE_YAML
+from tests.factories import RATE_PIPELINE_YAML, pipeline_manifest
 from tests.web.conftest import Browser
+from tests.web.yaml_readings import CountedReadings, with_bad_inputs
 
 
 class FormReader(HTMLParser):
@@ -355,3 +357,32 @@ def test_the_unauthenticated_are_sent_to_sign_in(
     response = anonymous_web.request(method, path)
     assert response.status_code == 303
     assert response.headers["location"].startswith("/signin?next=")
+
+
+def test_the_form_reads_its_pipeline_once_per_answer_however_many_errors(
+    browser: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pipeline = with_bad_inputs(120)
+    fields = new_job_fields(browser, name="many-errors", pipeline=pipeline)
+    readings = CountedReadings(monkeypatch)
+    refused = browser.submit("/jobs/new", fields)
+    assert refused.status_code == 422
+    assert readings.count <= 2  # read into the manifest, then for the lines of its errors
+    line = pipeline.splitlines().index("    format: ratez") + 1
+    assert f'data-goto-line="{line}" data-target="pipeline">Line {line}</a>' in refused.text
+
+
+def test_yaml_is_read_once_per_answer_however_many_errors(
+    browser: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    manifest = pipeline_manifest("many-errors")
+    manifest["spec"]["pipeline"]["inputs"] += [
+        {"name": f"extra{i}", "format": "ratez"} for i in range(120)
+    ]
+    text = yaml.safe_dump(manifest, sort_keys=False)
+    readings = CountedReadings(monkeypatch)
+    refused = browser.submit("/jobs/new/yaml", {"manifest": text})
+    assert refused.status_code == 422
+    assert readings.count == 1
+    line = text.splitlines().index("    - name: extra0") + 2
+    assert f'data-goto-line="{line}"' in refused.text

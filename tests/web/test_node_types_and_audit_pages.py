@@ -120,3 +120,21 @@ def test_only_admins_read_the_audit_trail(stage: Stage, browser: Browser) -> Non
         refused = manager.page(AUDIT)
         assert refused.status_code == 403
         assert "for admins only" in refused.text
+
+
+@pytest.mark.parametrize("offset", ["-2", "two", str(2**63)])
+def test_a_wrong_offset_is_refused_before_the_trail_is_read(
+    stage: Stage, browser: Browser, monkeypatch: pytest.MonkeyPatch, offset: str
+) -> None:
+    queries: list[AuditQuery] = []
+    listed = stage.services.audit.list
+
+    def counted(query: AuditQuery, **kwargs: object) -> object:
+        queries.append(query)
+        return listed(query, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(stage.services.audit, "list", counted)
+    refused = browser.page(f"{AUDIT}?offset={offset}")
+    assert refused.status_code == 422
+    assert "offset" in refused.text
+    assert queries == []

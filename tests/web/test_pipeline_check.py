@@ -3,12 +3,16 @@ YAML typed, the guarantee taken into account, and the CSRF header required."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import httpx
+import pytest
 
+from streamjobs.web.routes.pipeline_check import MAX_LISTED_ERRORS
 from tests.factories import RATE_PIPELINE_YAML
 from tests.web.conftest import Browser
+from tests.web.yaml_readings import CountedReadings, with_bad_inputs
 
 
 def test_the_pipeline_check_returns_paths_and_lines(browser: Browser) -> None:
@@ -51,3 +55,21 @@ def test_the_pipeline_check_returns_paths_and_lines(browser: Browser) -> None:
 def test_the_pipeline_check_needs_the_csrf_header(browser: Browser) -> None:
     refused = browser.client.post("/jobs/validate-pipeline", json={"yaml": RATE_PIPELINE_YAML})
     assert refused.status_code == 403
+
+
+def test_the_pipeline_is_read_once_however_many_errors_it_has(
+    browser: Browser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = with_bad_inputs(120)
+    readings = CountedReadings(monkeypatch)
+    response = browser.client.post(
+        "/jobs/validate-pipeline", json={"yaml": text}, headers={"X-CSRF-Token": browser.csrf}
+    )
+    errors = response.json()["errors"]
+    assert readings.count <= 2  # its own, the form's default pipeline; not one per error
+    assert len(errors) == MAX_LISTED_ERRORS + 1
+    first = errors[0]
+    assert first["path"] == "spec.pipeline.inputs[1].format"
+    assert first["line"] == text.splitlines().index("    format: ratez") + 1
+    assert errors[-1]["path"] == ""
+    assert re.fullmatch(r"and \d+ more problems, not listed", errors[-1]["message"])

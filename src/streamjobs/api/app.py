@@ -1,4 +1,6 @@
-"""The FastAPI application: routes, authentication and the one error handler, over the services."""
+"""The REST API's application: routes, authentication and the one error handler, over the
+services. The server's application is this plus the web UI, put together above both
+(``streamjobs.server_app``)."""
 
 from __future__ import annotations
 
@@ -7,14 +9,23 @@ from typing import Any
 from fastapi import APIRouter, Depends, FastAPI, Request
 
 from streamjobs import __version__
-from streamjobs.api import applications, audit, bundles, connections, jobs, people, secrets
+from streamjobs.api import (
+    applications,
+    audit,
+    bundles,
+    connections,
+    jobs,
+    people,
+    secrets,
+    user_sessions,
+)
 from streamjobs.api.auth import require_actor
+from streamjobs.api.body_limits import BodyLimitMiddleware, BodyLimits
 from streamjobs.api.conventions import with_manifest_schemas
 from streamjobs.api.errors import install_error_handlers
 from streamjobs.domain.connections import connection_json_schema
 from streamjobs.domain.spec import manifest_json_schema
 from streamjobs.services.container import Services
-from streamjobs.web.app import install_web
 
 meta = APIRouter(prefix="/api/v1", tags=["meta"], dependencies=[Depends(require_actor)])
 
@@ -35,8 +46,8 @@ def connection_schema() -> dict[str, Any]:
     return connection_json_schema()
 
 
-def create_app(*, services: Services) -> FastAPI:
-    """The streamjobs server's ASGI application over the given services."""
+def create_api(*, services: Services) -> FastAPI:
+    """The REST API's ASGI application over the given services (no web UI)."""
     app = FastAPI(
         title="streamjobs",
         version=__version__,
@@ -72,8 +83,8 @@ def create_app(*, services: Services) -> FastAPI:
     app.include_router(secrets.router, dependencies=[Depends(require_actor)])
     app.include_router(applications.jobs_router, dependencies=[Depends(require_actor)])
     app.include_router(applications.router, dependencies=[Depends(require_actor)])
-    for router in (people.router, bundles.router, audit.router):
+    for router in (people.router, user_sessions.router, bundles.router, audit.router):
         app.include_router(router, dependencies=[Depends(require_actor)])
     app.include_router(applications.reports_router)
-    install_web(app, services)
+    app.add_middleware(BodyLimitMiddleware, limits=BodyLimits.of(services.settings))
     return app

@@ -11,10 +11,11 @@ from fastapi.responses import FileResponse
 from streamjobs.api.auth import require_actor, services_of
 from streamjobs.api.bodies import read_document
 from streamjobs.api.conventions import JSON_DOCUMENT, json_response
-from streamjobs.api.documents import application_document, details_document, event_document
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import FieldError, InvalidInput, Unauthenticated
+from streamjobs.http.documents import application_document, details_document, event_document
 from streamjobs.services.applications import ApplicationQuery
+from streamjobs.services.resources import LARGEST_INTEGER
 
 APPLICATIONS = "/api/v1/applications"
 jobs_router = APIRouter(prefix="/api/v1/jobs", tags=["applications"])
@@ -62,7 +63,7 @@ async def list_job_applications(
     tag: str | None = Query(None, description="Only with this tag: key or key=value."),
     search: str | None = Query(None, description="Part of the application's name or id."),
     limit: int = Query(50, description="Page size, 1 to 500."),
-    offset: int = Query(0, description="How many to skip."),
+    offset: int = Query(0, ge=0, le=LARGEST_INTEGER, description="How many to skip."),
     actor: Actor = Depends(require_actor),
 ) -> Response:
     query = ApplicationQuery(
@@ -88,7 +89,7 @@ async def list_applications(
     tag: str | None = Query(None, description="Only with this tag: key or key=value."),
     search: str | None = Query(None, description="Part of the application's name or id."),
     limit: int = Query(50, description="Page size, 1 to 500."),
-    offset: int = Query(0, description="How many to skip."),
+    offset: int = Query(0, ge=0, le=LARGEST_INTEGER, description="How many to skip."),
     actor: Actor = Depends(require_actor),
 ) -> Response:
     query = ApplicationQuery(
@@ -123,7 +124,9 @@ def abort_application(
 async def application_events(
     application_id: str,
     request: Request,
-    after: int | None = Query(None, description="Only events after this event id."),
+    after: int | None = Query(
+        None, ge=0, le=LARGEST_INTEGER, description="Only events after this event id."
+    ),
     actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     events = services_of(request).applications.events(application_id, actor=actor, after_id=after)
@@ -173,10 +176,14 @@ def application_log(
     application_id: str,
     request: Request,
     instance: str = Query("driver", description="driver, driver-stdout, executor-<id>, …"),
-    attempt: int | None = Query(None, description="Attempt number; default the latest."),
-    tail: int | None = Query(None, description="The last N lines."),
-    start: int | None = Query(None, description="From this byte."),
-    end: int | None = Query(None, description="Up to this byte (not included)."),
+    attempt: int | None = Query(
+        None, ge=0, le=LARGEST_INTEGER, description="Attempt number; default the latest."
+    ),
+    tail: int | None = Query(None, ge=1, le=LARGEST_INTEGER, description="The last N lines."),
+    start: int | None = Query(None, ge=0, le=LARGEST_INTEGER, description="From this byte."),
+    end: int | None = Query(
+        None, ge=0, le=LARGEST_INTEGER, description="Up to this byte (not included)."
+    ),
     actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     logs = services_of(request).logs
@@ -205,7 +212,7 @@ def download_log(
     application_id: str,
     request: Request,
     instance: str = Query("driver"),
-    attempt: int | None = Query(None),
+    attempt: int | None = Query(None, ge=0, le=LARGEST_INTEGER),
     actor: Actor = Depends(require_actor),
 ) -> FileResponse:
     number, path = services_of(request).logs.path(
@@ -216,11 +223,13 @@ def download_log(
     )
 
 
-def _report_token(request: Request) -> str:
-    """The application token a driver reports with (checked before the body is read)."""
+def _report_token(application_id: str, request: Request) -> str:
+    """The application token a driver reports with, checked against the application before the
+    body is read: without it nobody can make the server read a report."""
     scheme, _, token = (request.headers.get("authorization") or "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("this route needs the application's 'Authorization: Bearer' token")
+    services_of(request).reports.check_token(application_id, token.strip())
     return token.strip()
 
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from streamjobs.api.auth import require_actor, services_of
 from streamjobs.domain.access import Actor
 from streamjobs.services.audit_log import AuditQuery
+from streamjobs.services.resources import LARGEST_INTEGER
 from streamjobs.store.audit import AuditEntry
 
 router = APIRouter(tags=["audit"])
@@ -21,7 +22,7 @@ def list_audit(
     kind: str | None = Query(None, description="Only changes to this kind: job, secret, …"),
     action: str | None = Query(None, description="Only actions starting with this: job.run"),
     limit: int = Query(100, description="Page size, 1 to 500."),
-    offset: int = Query(0, description="How many to skip."),
+    offset: int = Query(0, ge=0, le=LARGEST_INTEGER, description="How many to skip."),
     actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
     query = AuditQuery(actor=by, resource_kind=kind, action=action, limit=limit, offset=offset)

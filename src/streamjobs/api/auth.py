@@ -12,13 +12,9 @@ from starlette.concurrency import run_in_threadpool
 
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import Unauthenticated
-from streamjobs.services.container import Services
-from streamjobs.web.pages import SAFE_METHODS, check_csrf, session_of
+from streamjobs.http.sessions import COOKIE, require_csrf, services_of, session_of
 
-
-def services_of(request: Request) -> Services:
-    services: Services = request.app.state.services
-    return services
+__all__ = ["require_actor", "services_of"]
 
 
 async def require_actor(request: Request) -> Actor:
@@ -30,18 +26,18 @@ async def require_actor(request: Request) -> Actor:
     source = request.client.host if request.client else None
     header = request.headers.get("authorization")
     if not header:
-        session = session_of(request) if hasattr(request.app.state, "sessions") else None
+        session = None
+        if COOKIE in request.cookies:
+            session = await run_in_threadpool(session_of, request)
         if session is None:
             raise Unauthenticated("this route needs an 'Authorization: Bearer <token>' header")
-        if request.method not in SAFE_METHODS:
-            check_csrf(request, session, None)
-        principal = await run_in_threadpool(services_of(request).identity.principal, session.user)
-        return Actor(principal=principal, source=source)
+        await require_csrf(request)
+        return Actor(principal=session.principal, source=source)
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("the Authorization header must be 'Bearer <token>'")
     identity = services_of(request).identity
-    principal = identity.believed(token.strip()) or await run_in_threadpool(
-        identity.authenticate, token.strip()
-    )
+    principal = identity.believed(token.strip())
+    if principal is None:
+        principal = await run_in_threadpool(identity.authenticate, token.strip())
     return Actor(principal=principal, source=source)

@@ -12,9 +12,15 @@ from fastapi import APIRouter, Depends, Header, Query, Request, Response
 
 from streamjobs.api.auth import require_actor, services_of
 from streamjobs.api.bodies import read_document
-from streamjobs.api.conventions import etag, expected_version, location, manifest_body
+from streamjobs.api.conventions import (
+    etag,
+    expected_version,
+    location,
+    manifest_body,
+)
 from streamjobs.domain.access import Actor
 from streamjobs.services.connections import ConnectionQuery, connection_document
+from streamjobs.services.resources import LARGEST_INTEGER
 
 CONNECTIONS = "/api/v1/connections"
 router = APIRouter(prefix=CONNECTIONS, tags=["connections"])
@@ -32,7 +38,9 @@ def list_connections(
     ),
     search: str | None = Query(None, description="Only connections whose name contains this."),
     limit: int = Query(50, description="Page size, 1 to 500."),
-    offset: int = Query(0, description="How many matching connections to skip."),
+    offset: int = Query(
+        0, ge=0, le=LARGEST_INTEGER, description="How many matching connections to skip."
+    ),
 ) -> dict[str, Any]:
     query = ConnectionQuery(type=connection_type, search=search, limit=limit, offset=offset)
     page = services_of(request).connections.list(query)

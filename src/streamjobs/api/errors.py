@@ -6,6 +6,7 @@ Typed errors from the services become their HTTP status; request-shape errors fr
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Callable
 from http import HTTPStatus
@@ -24,7 +25,9 @@ from streamjobs.domain.errors import (
     InvalidInput,
     LocationTaken,
     NotFound,
+    StoreUnavailable,
     StreamjobsError,
+    TooManyAttempts,
     Unauthenticated,
 )
 
@@ -52,7 +55,17 @@ STATUS_OF: dict[type[StreamjobsError], int] = {
     Conflict: 409,
     Unauthenticated: 401,
     Forbidden: 403,
+    StoreUnavailable: 503,
+    TooManyAttempts: 429,
 }
+
+
+FULL_DISK_ERRORS = {
+    errno.ENOSPC: "the server's disk is full",
+    errno.EDQUOT: "the server's disk quota is used up",
+    errno.EROFS: "the server's file system is read-only",
+}
+"""Failures to write a file (in STREAMJOBS_HOME) that answer 503 rather than 500."""
 
 
 def status_of(error: StreamjobsError) -> int:
@@ -73,7 +86,10 @@ def problem(
 ) -> Response:
     renderer: PageRenderer | None = getattr(request.app.state, "page_renderer", None)
     if renderer is not None and not request.url.path.startswith(API_PREFIXES):
-        return renderer(request, status, title, detail, errors)
+        page = renderer(request, status, title, detail, errors)
+        if headers and "Retry-After" in headers:
+            page.headers["Retry-After"] = headers["Retry-After"]
+        return page
     body: dict[str, Any] = {
         "type": PROBLEM_TYPE_BASE + title.lower().replace(" ", "-"),
         "title": title,
@@ -90,6 +106,10 @@ async def _on_streamjobs_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, StreamjobsError)
     status = status_of(error)
     headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    if isinstance(error, StoreUnavailable):
+        headers = {"Retry-After": str(error.retry_after_seconds)}
+    if isinstance(error, TooManyAttempts) and error.retry_after_seconds is not None:
+        headers = {"Retry-After": str(error.retry_after_seconds)}
     errors = list(error.errors) if isinstance(error, InvalidInput | LocationTaken) else None
     return problem(
         request,
@@ -127,6 +147,16 @@ async def _on_http_exception(request: Request, error: Exception) -> Response:
     )
 
 
+async def _on_os_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, OSError)
+    cause = FULL_DISK_ERRORS.get(error.errno or 0)
+    if cause is None:
+        return await _on_unexpected(request, error)
+    log.warning("%s %s: %s", request.method, request.url.path, error)
+    outage = StoreUnavailable(f"{cause}: the change could not be saved", retry_after_seconds=60)
+    return await _on_streamjobs_error(request, outage)
+
+
 async def _on_unexpected(request: Request, error: Exception) -> Response:
     log.exception("unexpected error on %s %s", request.method, request.url.path)
     return problem(
@@ -148,4 +178,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(StreamjobsError, _on_streamjobs_error)
     app.add_exception_handler(RequestValidationError, _on_request_validation)
     app.add_exception_handler(HTTPException, _on_http_exception)
+    app.add_exception_handler(OSError, _on_os_error)
     app.add_exception_handler(Exception, _on_unexpected)

@@ -20,6 +20,7 @@ from streamjobs.api.conventions import (
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.services.jobs import ApplyOutcome, JobQuery, job_document
+from streamjobs.services.resources import LARGEST_INTEGER
 
 JOBS = "/api/v1/jobs"
 router = APIRouter(prefix=JOBS, tags=["jobs"])
@@ -42,7 +43,7 @@ async def list_jobs(
     bundle: str | None = Query(None, description="Only jobs in this resource bundle."),
     search: str | None = Query(None, description="Only jobs whose name contains this text."),
     limit: int = Query(50, description="Page size, 1 to 500."),
-    offset: int = Query(0, description="How many matching jobs to skip."),
+    offset: int = Query(0, ge=0, le=LARGEST_INTEGER, description="How many matching jobs to skip."),
     actor: Actor = Depends(require_actor),
 ) -> Response:
     query = JobQuery(
@@ -157,14 +158,26 @@ def duplicate_job(
     return job_document(record)
 
 
-@router.delete("/{name}", status_code=204, summary="Delete a job")
-def delete_job(
+@router.delete(
+    "/{name}",
+    status_code=204,
+    summary="Delete a job",
+    description="Refused (409, naming it) while the job has a live application, unless "
+    "`abort=true`: then that application is aborted and the job deleted once it has ended "
+    "(409 while another such delete of the job waits).",
+)
+async def delete_job(
     name: str,
     request: Request,
     if_match: str | None = Header(None, description="Only if the job is at this version."),
+    abort: bool = Query(False, description="Abort the job's live application first."),
     actor: Actor = Depends(require_actor),
 ) -> Response:
-    services_of(request).jobs.delete(name, actor=actor, expected_version=expected_version(if_match))
+    jobs, version = services_of(request).jobs, expected_version(if_match)
+    if abort:  # waits for the supervisor on the event loop, holding no worker thread
+        await jobs.delete_aborting(name, actor=actor, expected_version=version)
+    else:
+        await run_in_threadpool(jobs.delete, name, actor=actor, expected_version=version)
     return Response(status_code=204)
 
 

@@ -17,6 +17,7 @@ from streamjobs.cli import (
     people_commands,
     secret_commands,
     server_commands,
+    session_commands,
 )
 from streamjobs.cli.config import Login, resolve_login, save_login
 from streamjobs.cli.dev_commands import dev_app
@@ -89,6 +90,7 @@ secret_commands.register(create_app, get_app, delete_app, _client)
 people_commands.register(app, create_app, get_app, delete_app, _client)
 bundle_commands.register(app, create_app, get_app, describe_app, delete_app, _client)
 access_commands.register(app, get_app, _client)
+session_commands.register(app, _client)
 
 
 @dataclass(frozen=True)
@@ -200,10 +202,21 @@ def describe(ctx: typer.Context, name: str) -> None:
 
 
 @delete_app.command("job")
-def delete(ctx: typer.Context, name: str) -> None:
+def delete(
+    ctx: typer.Context,
+    name: str,
+    abort: Annotated[
+        bool,
+        typer.Option(
+            "--abort",
+            help="Abort the job's live application first and delete the job once it has "
+            "ended (without it, a job with a live application is not deleted).",
+        ),
+    ] = False,
+) -> None:
     """Delete a streaming job."""
     with _client(ctx) as client, reported_failures():
-        client.delete_job(name)
+        client.delete_job(name, abort=abort)
     console().print(f"streamingjob/{name} deleted")
 
 

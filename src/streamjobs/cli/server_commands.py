@@ -5,7 +5,6 @@ Every other command reaches the server through ``client.py``; these two start it
 
 from __future__ import annotations
 
-import gc
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -43,41 +42,19 @@ def server(
     ] = [],  # noqa: B006 - Typer reads the default, it is never mutated
 ) -> None:
     """Run the server: the REST API and the supervisor that runs the jobs' drivers."""
-    import uvicorn
-
-    from streamjobs.api.app import create_app
-    from streamjobs.services.container import open_services
-    from streamjobs.supervisor.nudge import nudging
-    from streamjobs.supervisor.server import supervisor_for
+    from streamjobs.composition import build_server
 
     settings = Settings()
     settings = settings.model_copy(
         update={"host": host or settings.host, "port": port or settings.port}
     )
     with reported_failures():
-        services = open_services(settings)
-        _load(services, load_examples)
+        built = build_server(settings)
+        _load(built.services, load_examples)
     console().print(
         f"streamjobs server on {settings.resolved_public_url} (home {settings.resolved_home})"
     )
-    supervisor = supervisor_for(services) if settings.supervisor else None
-    if supervisor is not None:
-        supervisor.start()
-    app = create_app(services=services)
-    # What start-up made (modules, the app and its routes, compiled statements: most of the heap)
-    # lives as long as the server: kept out of the collector's sight, a full collection scans only
-    # what requests made, ~5 ms instead of ~80 ms: under load those pauses were the slowest
-    # requests' wait (bench figure 4).
-    gc.freeze()
-    try:
-        uvicorn.run(
-            app if supervisor is None else nudging(app, supervisor),
-            host=settings.host,
-            port=settings.port,
-        )
-    finally:
-        if supervisor is not None:
-            supervisor.stop()
+    built.serve()
 
 
 def _load(services: Services, paths: list[Path]) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from pydantic.json_schema import DEFAULT_REF_TEMPLATE
 
+from streamjobs.domain.control_characters import CONNECTION_MULTI_LINE, refuse_control_characters
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.domain.formats import (
     BootstrapServers,
@@ -144,6 +145,7 @@ _TYPES_FOR_FORMAT: dict[str, tuple[ConnectionType, ...]] = {
 def parse_connection(document: Mapping[str, Any], *, source: str | None = None) -> Connection:
     """Parse and check one Connection manifest, or raise ``InvalidInput`` listing every broken
     rule at its field path. ``source`` (a file name, say) prefixes the error."""
+    refuse_control_characters(document, multi_line=CONNECTION_MULTI_LINE, source=source)
     connection = validated(Connection, document, source=source)
     errors = list(_type_errors(connection.spec))
     errors += _option_errors(connection.spec)

@@ -105,3 +105,32 @@ class Forbidden(StreamjobsError):
     """The caller is known but may not do this."""
 
     title = "Forbidden"
+
+
+class TooManyAttempts(StreamjobsError):
+    """Refused for now after too many failed attempts: ``retry_after_seconds`` says when to try
+    again, or is None while a lockout waits for someone to lift it."""
+
+    title = "Too many attempts"
+
+    def __init__(self, detail: str, *, retry_after_seconds: int | None = None) -> None:
+        super().__init__(detail)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class StoreUnavailable(StreamjobsError):
+    """The store cannot do this now (its disk is full, it is locked or read-only, its server
+    is out of reach) and may again once the cause is gone: ``retry_after_seconds`` hints when."""
+
+    title = "Store unavailable"
+
+    def __init__(self, detail: str, *, retry_after_seconds: int) -> None:
+        super().__init__(detail)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class StoreUnusable(StreamjobsError):
+    """The store found at start-up cannot be served as it is (an empty or foreign file, a schema
+    from a newer version, a missing key): the detail says what the operator should do."""
+
+    title = "Store unusable"

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from streamjobs.domain.connections import Connection
+from streamjobs.domain.control_characters import text_error
 from streamjobs.domain.errors import FieldError
 from streamjobs.domain.manifest import StreamingJob
 
@@ -41,6 +42,9 @@ def value_errors(value: str, *, path: str = "value") -> list[FieldError]:
     """What is wrong with ``value`` as a secret's value; the message never quotes it."""
     if not value:
         return [FieldError(path, "must not be empty")]
+    control = text_error(value, path=path, multi_line=True)
+    if control is not None:
+        return [control]
     size = len(value.encode("utf-8"))
     if size > MAX_VALUE_BYTES:
         return [FieldError(path, f"is {size} bytes; at most {MAX_VALUE_BYTES} are kept")]

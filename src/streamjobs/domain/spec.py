@@ -14,6 +14,7 @@ from urllib.parse import quote
 
 from pydantic.json_schema import DEFAULT_REF_TEMPLATE
 
+from streamjobs.domain.control_characters import JOB_MULTI_LINE, refuse_control_characters
 from streamjobs.domain.documents import load_documents
 from streamjobs.domain.errors import InvalidInput
 from streamjobs.domain.manifest import (
@@ -104,6 +105,7 @@ def parse_manifest(
     ``checkpoint_root`` is where checkpoints are derived when a pipeline sets none; without it,
     an EXACTLY_ONCE pipeline must set its own. ``source`` (a file name, say) prefixes the error.
     """
+    refuse_control_characters(document, multi_line=JOB_MULTI_LINE, source=source)
     job = validated(StreamingJob, document, source=source)
     errors = broken_rules(job, checkpoint_root=checkpoint_root)
     if errors:

@@ -359,10 +359,9 @@ def driver_environment(
 def wrapped(
     command: DriverCommand, *, python: str, exit_code_file: Path, fence: str = ""
 ) -> tuple[str, ...]:
-    """``command`` under the wrapper that records its exit code (and the attempt's ``fence``)
-    in ``exit_code_file``. The wrapper runs outside the sandbox with the driver's environment,
-    so isolated (``-I``): no ``PYTHON*`` variable, user site or working directory decides what
-    it imports."""
+    """``command`` under the wrapper that records its exit code (and ``fence``) in
+    ``exit_code_file``. Run outside the sandbox, it is isolated (``-I``): no ``PYTHON*``
+    variable, user site or working directory decides what it imports."""
     fenced = ("--fence", fence) if fence else ()
     return (
         python,

@@ -4,6 +4,12 @@ Each move goes through the domain's state machine (so an illegal one is a 409), 
 application with optimistic concurrency, keeps the job's status equal to its latest
 application's state, and records an event, all in the caller's transaction.
 
+A move that changes the state holds the job's row before it writes the application's (the order
+Run, Resume and Delete take them in, ``JobRepository.lock``): were it the other way round, the
+supervisor ending an application and a Run or Resume of its job would each wait for the other,
+and PostgreSQL would break the deadlock by failing one of them. Other moves write the
+application's row alone.
+
 A running driver's reports move its application every few seconds, so a move the server decides
 from what it reads (a person's Stop or Abort, a report) is tried again from a fresh read when
 another move lands between its read and its write (``resources.on_fresh_reads``).
@@ -39,6 +45,8 @@ def move(
         fields["state"] = transition(
             AppState(application.state), event, application=application.name
         )
+    if "state" in fields:
+        repos.jobs.hold(application.job_name)  # none for an application that outlived its job
     updated = repos.applications.update(
         application.id, version=application.version, at=at, **fields
     )

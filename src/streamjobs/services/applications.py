@@ -3,13 +3,16 @@
 Run stores a new application in STARTING with an immutable snapshot of the job's resolved
 template; the supervisor submits its driver at its next tick. Stop and Abort record the request
 and move the application on through the state machine (TERMINATING while a driver may be up);
-the supervisor carries them out. Every request is audited in the transaction that makes it.
+the supervisor carries them out. Every request is audited in the transaction that makes it, and
+each is a whole transaction, run again when the database rolls it back for contention.
 """
 
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from streamjobs.domain.access import Actor, JobAction
@@ -28,6 +31,7 @@ from streamjobs.store import (
     ProgressRecord,
 )
 from streamjobs.store.db import Repositories, Store
+from streamjobs.store.outages import retried_on_contention
 
 ApplicationPage = Page[ApplicationRecord]
 
@@ -63,9 +67,17 @@ class ApplicationService:
         self._checkpoint_root = checkpoint_root
 
     def run(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
-        """Start a new application of the job; ``Conflict`` naming the live one if there is one."""
+        """Start a new application of the job; ``Conflict`` naming the live one if there is one.
+
+        The job's row is held first, so a Delete of the job either waits for this Run (and sees
+        its application) or has deleted the job already (``NotFound``): no application of a
+        deleted job is ever stored."""
+        return retried_on_contention(lambda: self._run(job_name, actor=actor))
+
+    def _run(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
         now = self._clock.now()
         with self._store.transaction() as repos:
+            repos.jobs.lock(job_name)
             job = repos.jobs.get(job_name)
             require_job(repos, actor, job.name, job.bundle, JobAction.RUN)
             spec = self._snapshot(job.manifest)
@@ -96,11 +108,12 @@ class ApplicationService:
 
     def resume(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
         """Start a suspended application again from its checkpoint, with the job as it is now."""
-        return on_fresh_reads(lambda: self._resume(job_name, actor=actor))
+        return _retried(lambda: self._resume(job_name, actor=actor))
 
     def _resume(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
         now = self._clock.now()
         with self._store.transaction() as repos:
+            repos.jobs.lock(job_name)  # the job's row before the bundle's, as Run takes them
             job = repos.jobs.get(job_name)
             require_job(repos, actor, job.name, job.bundle, JobAction.RESUME)
             application = self._live(repos, job_name)
@@ -126,7 +139,7 @@ class ApplicationService:
 
     def abort(self, application_id: str, *, actor: Actor) -> ApplicationRecord:
         """Abort an application: SIGTERM to its driver, SIGKILL after the grace period."""
-        return on_fresh_reads(lambda: self._abort(application_id, actor=actor))
+        return _retried(lambda: self._abort(application_id, actor=actor))
 
     def _abort(self, application_id: str, *, actor: Actor) -> ApplicationRecord:
         with self._store.transaction() as repos:
@@ -198,7 +211,7 @@ class ApplicationService:
     def _request(
         self, job_name: str, event: AppEvent, request: str, *, actor: Actor
     ) -> ApplicationRecord:
-        return on_fresh_reads(lambda: self._request_once(job_name, event, request, actor=actor))
+        return _retried(lambda: self._request_once(job_name, event, request, actor=actor))
 
     def _request_once(
         self, job_name: str, event: AppEvent, request: str, *, actor: Actor
@@ -219,15 +232,7 @@ class ApplicationService:
         request: str,
         actor: Actor,
     ) -> ApplicationRecord:
-        now = self._clock.now()
-        return move(
-            repos,
-            application,
-            event,
-            at=now,
-            changes={"requested": request, "requested_at": now, "requested_by": actor.name},
-            note=(f"{request}-requested", f"{request} requested by {actor.name}"),
-        )
+        return request_on(repos, application, event, request, actor=actor, at=self._clock.now())
 
     def _live(self, repos: Repositories, job_name: str) -> ApplicationRecord:
         repos.jobs.get(job_name)
@@ -242,6 +247,33 @@ class ApplicationService:
         self, repos: Repositories, actor: Actor, action: str, name: str, detail: dict[str, Any]
     ) -> None:
         audit(repos, self._clock, actor, action, kind="job", name=name, detail=detail)
+
+
+def request_on(
+    repos: Repositories,
+    application: ApplicationRecord,
+    event: AppEvent,
+    request: str,
+    *,
+    actor: Actor,
+    at: datetime,
+) -> ApplicationRecord:
+    """Record ``actor``'s ``request`` ("stop" or "abort") of ``application`` and move it on by
+    ``event``, for the supervisor to carry out; ``IllegalTransition`` if it has ended."""
+    return move(
+        repos,
+        application,
+        event,
+        at=at,
+        changes={"requested": request, "requested_at": at, "requested_by": actor.name},
+        note=(f"{request}-requested", f"{request} requested by {actor.name}"),
+    )
+
+
+def _retried(change: Callable[[], ApplicationRecord]) -> ApplicationRecord:
+    """``change`` (one transaction that reads what it changes), run again after another change
+    lands between its read and its write, or the database rolls it back for contention."""
+    return retried_on_contention(lambda: on_fresh_reads(change))
 
 
 def _visible(repos: Repositories, actor: Actor, application_id: str) -> ApplicationRecord:

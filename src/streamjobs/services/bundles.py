@@ -32,6 +32,7 @@ from streamjobs.domain.bundle_policy import (
     data_root_problem,
 )
 from streamjobs.domain.clock import Clock
+from streamjobs.domain.control_characters import text_error
 from streamjobs.domain.errors import Conflict, FieldError, InvalidInput, NotFound
 from streamjobs.domain.locations import normalized_uri
 from streamjobs.domain.quotas import Demand, Quota
@@ -94,7 +95,7 @@ class BundleService:
         """A new bundle; with no data roots its jobs may name no path, dataset or checkpoint
         until someone gives it some."""
         require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
-        errors = name_errors(name, "name") + quota_errors(quota)
+        errors = name_errors(name, "name") + quota_errors(quota) + description_errors(description)
         roots, policy = self._checked_policy(data_roots, spark_conf, errors)
         policy = policy or SparkConfPolicy()
         with self._store.transaction() as repos:
@@ -127,7 +128,8 @@ class BundleService:
         ``expected_version``, only if the bundle is still at that version: ``Conflict`` if
         someone changed it since."""
         require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
-        roots, policy = self._checked_policy(data_roots, spark_conf, quota_errors(quota))
+        errors = quota_errors(quota) + description_errors(description)
+        roots, policy = self._checked_policy(data_roots, spark_conf, errors)
         with self._store.transaction() as repos:
             repos.bundles.update(
                 name,
@@ -319,6 +321,12 @@ class BundleService:
         detail: Mapping[str, object],
     ) -> None:
         audit(repos, self._clock, actor, action, kind="bundle", name=name, detail=dict(detail))
+
+
+def description_errors(description: str | None) -> builtins.list[FieldError]:
+    """A description may span lines but holds no other control character."""
+    error = text_error(description, path="description", multi_line=True) if description else None
+    return [] if error is None else [error]
 
 
 def quota_errors(quota: Quota) -> builtins.list[FieldError]:

@@ -31,6 +31,7 @@ from streamjobs.services.resources import (
     Page,
     audit,
     check_page,
+    decided_on_content,
     require_same_name,
     stored_form,
     with_server_metadata,
@@ -84,8 +85,16 @@ class ConnectionService:
             "this one",
         )
         _, expected_version = split_server_fields(document)
+        return decided_on_content(
+            lambda: self._apply(name, connection, actor=actor, expected_version=expected_version),
+            expected_version=expected_version,
+        )
+
+    def _apply(
+        self, name: str, connection: Connection, *, actor: Actor, expected_version: int | None
+    ) -> tuple[ConnectionRecord, ApplyOutcome]:
         with self._store.transaction() as repos:
-            current = repos.connections.find(name)
+            current = repos.connections.locked(name)
             if current is None:
                 return self._add(connection, repos, actor=actor), ApplyOutcome.CREATED
             if current.manifest == stored_form(connection):

@@ -1,14 +1,21 @@
-"""Wires the store, the launchers, the services and the supervisor together from the settings,
-once per server process."""
+"""Wires the store, the launchers and the services together from the settings, once per server
+process (``streamjobs.composition`` adds the supervisor and the app).
+
+Opening checks the store before anything is migrated or served (``store.preflight``), and that
+the key its sealed secrets need is there: each problem stops the start with ``StoreUnusable``.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
 from streamjobs.domain.clock import Clock, SystemClock
+from streamjobs.domain.errors import StoreUnusable
 from streamjobs.domain.locations import local_path
 from streamjobs.domain.manifest import Deployment
 from streamjobs.launch.base import Launcher
@@ -21,15 +28,19 @@ from streamjobs.services.applications import ApplicationService
 from streamjobs.services.audit_log import AuditLogService
 from streamjobs.services.bundles import BundleService, seed_default_data_roots
 from streamjobs.services.connections import ConnectionService
-from streamjobs.services.home_permissions import secure_home
+from streamjobs.services.home_permissions import secure_home, sqlite_file
 from streamjobs.services.identity import IdentityService
 from streamjobs.services.jobs import JobService
 from streamjobs.services.people import PeopleService
 from streamjobs.services.reports import ReportService
 from streamjobs.services.secret_box import SecretBox, load_keys, read_key_file
 from streamjobs.services.secrets import SecretService
+from streamjobs.services.sign_in import SignInService, policies_of
+from streamjobs.services.web_sessions import SessionService
 from streamjobs.settings import Settings
 from streamjobs.store.db import Store, create_engine_for, migrate
+from streamjobs.store.outages import translated_outages
+from streamjobs.store.preflight import check_store, check_store_file, holds_sealed_secrets
 
 SECRET_PREFIX = "STREAMJOBS_SECRET_"
 """Server variables no driver inherits: the secret key, and any other ``STREAMJOBS_SECRET_*``."""
@@ -53,6 +64,8 @@ class Services:
     people: PeopleService
     bundles: BundleService
     audit: AuditLogService
+    sign_in: SignInService
+    sessions: SessionService
 
 
 def open_services(
@@ -61,13 +74,21 @@ def open_services(
     clock: Clock | None = None,
     launchers: Mapping[Deployment, Launcher] | None = None,
 ) -> Services:
-    """Open (and migrate) the store named by the settings and build the services over it."""
+    """Check and migrate the store named by the settings and build the services over it."""
     clock = clock or SystemClock()
-    secure_home(settings)
-    box = secret_box_for(settings)
-    engine = create_engine_for(settings.resolved_database_url)
-    migrate(engine)
-    store = Store(engine)
+    database_file = sqlite_file(settings.resolved_database_url)
+    if database_file is not None:
+        check_store_file(database_file)  # before secure_home creates it empty
+    with _home_written(settings):
+        secure_home(settings)
+    store = open_store(settings)
+    try:
+        check_secret_key(settings, store)
+        with _home_written(settings):
+            box = secret_box_for(settings)
+    except BaseException:
+        store.close()
+        raise
     launchers = launchers if launchers is not None else launchers_for(settings)
     checkpoint_root = settings.resolved_checkpoint_root
     identity = IdentityService(store=store, clock=clock)
@@ -83,6 +104,7 @@ def open_services(
             clock=clock,
             checkpoint_root=checkpoint_root,
             protected_roots=protected_roots,
+            abort_wait_seconds=settings.delete_abort_wait_seconds,
         ),
         connections=ConnectionService(store=store, clock=clock),
         identity=identity,
@@ -93,7 +115,62 @@ def open_services(
         people=PeopleService(store=store, clock=clock, identity=identity),
         bundles=BundleService(store=store, clock=clock, protected_roots=protected_roots),
         audit=AuditLogService(store=store),
+        sign_in=sign_in_service(settings, store, clock),
+        sessions=SessionService(
+            store=store,
+            clock=clock,
+            lifetime=timedelta(seconds=settings.session_lifetime_seconds),
+            idle_timeout=timedelta(seconds=settings.session_idle_timeout_seconds),
+        ),
     )
+
+
+def sign_in_service(settings: Settings, store: Store, clock: Clock) -> SignInService:
+    account_policy, address_policy = policies_of(settings)
+    return SignInService(
+        store=store, clock=clock, account_policy=account_policy, address_policy=address_policy
+    )
+
+
+def open_store(settings: Settings) -> Store:
+    """The store the settings name, checked (``StoreUnusable``) and migrated."""
+    engine = create_engine_for(
+        settings.resolved_database_url, busy_timeout_seconds=settings.sqlite_busy_timeout_seconds
+    )
+    try:
+        check_store(engine)
+        with translated_outages():
+            migrate(engine)
+    except BaseException:
+        engine.dispose()
+        raise
+    return Store(engine)
+
+
+def check_secret_key(settings: Settings, store: Store) -> None:
+    """Refuse to start (``StoreUnusable``) when the store holds sealed secrets and the key file
+    is gone: a new key, made as on a first start, would open none of them."""
+    if settings.secret_key is not None or settings.secret_key_file.exists():
+        return
+    if holds_sealed_secrets(store.engine):
+        raise StoreUnusable(
+            f"the store holds sealed secrets, but the key file {settings.secret_key_file} that "
+            "opens them is missing: restore it from your backup of the home (or set "
+            "STREAMJOBS_SECRET_KEY to its key). If the key is lost, set STREAMJOBS_SECRET_KEY to "
+            "a new key and put every secret again"
+        )
+
+
+@contextmanager
+def _home_written(settings: Settings) -> Iterator[None]:
+    """Writing the home failed (a full disk, a read-only file system): say so, and where."""
+    try:
+        yield
+    except OSError as error:
+        where = error.filename or settings.resolved_home
+        raise StoreUnusable(
+            f"cannot write {where} in the server's home: {error.strerror or error}"
+        ) from error
 
 
 def default_data_roots_of(settings: Settings) -> list[str]:

@@ -1,11 +1,11 @@
 """``STREAMJOBS_HOME`` is the server's alone: created 0700, its own files 0600, and narrowed
 back, with a warning, when a server finds it wider.
 
-The home holds the store, the secret key, the admin's token and password and the key that signs
-sessions: anyone else who can read it owns the server. Files the server writes there are
-created 0600 (``secret_box``, ``web.sessions``, ``admin bootstrap``; the SQLite database here,
-whose ``-wal`` and ``-shm`` files SQLite creates with the database's own mode). A home made by
-hand, copied, or left by an older version may be wider, so each start narrows it:
+The home holds the store, the secret key and the admin's token and password: anyone else who can
+read it owns the server. Files the server writes there are created 0600 (``secret_box``,
+``admin bootstrap``; the SQLite database here, whose ``-wal`` and ``-shm`` files SQLite creates
+with the database's own mode). A home made by hand, copied, or left by an older version may be
+wider, so each start narrows it:
 
 - the home and every directory under it to 0700, and every regular file directly in it to 0600;
 - but never what belongs to drivers, whose owners and modes the launcher sets for the driver's

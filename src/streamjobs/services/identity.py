@@ -35,13 +35,28 @@ MIN_PASSWORD_LENGTH = 12
 MAX_TOKEN_NAME_LENGTH = 255
 MAX_TOKEN_DAYS = 3650
 _HASHER = PasswordHasher()
-_WRONG_CREDENTIALS = "the user name or the password is wrong"
 # Checked against when the user does not exist, so both answers take as long.
 _DUMMY_HASH = _HASHER.hash(secrets.token_urlsafe(16))
 
 
 def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def password_matches(stored_hash: str | None, password: str) -> bool:
+    """Whether ``password`` is the one ``stored_hash`` was made from. Argon2 work (tens of
+    milliseconds, memory-hard) either way: without a hash, a dummy one is checked, so a missing
+    user or password takes as long as a wrong one."""
+    try:
+        _HASHER.verify(stored_hash or _DUMMY_HASH, password)
+    except (VerificationError, InvalidHashError):
+        return False
+    return stored_hash is not None
+
+
+def rehashed_if_outdated(stored_hash: str, password: str) -> str | None:
+    """A new hash of the (correct) ``password`` when the stored one used older parameters."""
+    return _HASHER.hash(password) if _HASHER.check_needs_rehash(stored_hash) else None
 
 
 def principal_of(repos: Repositories, user: UserRecord) -> Principal:
@@ -145,12 +160,15 @@ class IdentityService:
         return Bootstrap(created=True, token=token, password=password)
 
     def set_password(self, user: str, password: str, *, actor: Actor) -> None:
-        """Give ``user`` a new password (at least ``MIN_PASSWORD_LENGTH`` characters)."""
+        """Give ``user`` a new password (at least ``MIN_PASSWORD_LENGTH`` characters); every web
+        session the user has ends with the old password."""
         password_hash = self.password_hash(password)
         with self._store.transaction() as repos:
-            if repos.users.find(user) is None:
+            record = repos.users.find(user)
+            if record is None:
                 raise NotFound("user", user)
             repos.users.set_password_hash(user, password_hash)
+            repos.web_sessions.end_all_of(record.id)
             self._audit(repos, actor, "user.password-set", "user", user)
 
     @staticmethod
@@ -162,22 +180,6 @@ class IdentityService:
                 [FieldError("password", f"must be at least {MIN_PASSWORD_LENGTH} characters")]
             )
         return _HASHER.hash(password)
-
-    def sign_in(self, user: str, password: str) -> Principal:
-        """The principal whose name and password these are; Unauthenticated otherwise (the
-        same answer, after the same work, whether the user or the password is wrong)."""
-        with self._store.transaction() as repos:
-            record = repos.users.find(user)
-            stored = record.password_hash if record is not None else None
-            try:
-                _HASHER.verify(stored or _DUMMY_HASH, password)
-            except (VerificationError, InvalidHashError):
-                raise Unauthenticated(_WRONG_CREDENTIALS) from None
-            if record is None or stored is None:
-                raise Unauthenticated(_WRONG_CREDENTIALS)
-            if _HASHER.check_needs_rehash(stored):
-                repos.users.set_password_hash(user, _HASHER.hash(password))
-            return principal_of(repos, record)
 
     def principal(self, user: str) -> Principal:
         """The principal of an existing user (for a signed-in session); Unauthenticated if the

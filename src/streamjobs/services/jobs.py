@@ -29,7 +29,7 @@ from streamjobs.domain.access import (
     require_move_to_bundle,
 )
 from streamjobs.domain.clock import Clock
-from streamjobs.domain.errors import Conflict, FieldError, InvalidInput
+from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.domain.spec import (
     StreamingJob,
     parse_manifest,
@@ -37,6 +37,8 @@ from streamjobs.domain.spec import (
     split_server_fields,
 )
 from streamjobs.services.access import allowed_actions, grants_for, require_job, visible_to
+from streamjobs.services.job_deletion import ABORT_WAIT_SECONDS, JobDeletion
+from streamjobs.services.job_documents import job_document
 from streamjobs.services.job_references import (
     ServerPlaces,
     check_references,
@@ -49,13 +51,12 @@ from streamjobs.services.resources import (
     Page,
     audit,
     check_page,
-    iso_time,
+    decided_on_content,
     require_same_name,
     stored_form,
     tag_filter,
-    with_server_metadata,
 )
-from streamjobs.store import ApplicationRecord, JobFilters, LatestRun
+from streamjobs.store import JobFilters, LatestRun
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.jobs import JobRecord
 
@@ -86,10 +87,16 @@ class JobService:
         clock: Clock,
         checkpoint_root: str,
         protected_roots: Sequence[str],
+        abort_wait_seconds: float = ABORT_WAIT_SECONDS,
     ) -> None:
-        """``protected_roots`` are locations no job may reach: the server's home, as a URI."""
+        """``protected_roots`` are locations no job may reach: the server's home, as a URI.
+        ``abort_wait_seconds``: how long a Delete that aborts waits for the application to end.
+        """
         self._store = store
         self._clock = clock
+        self._deletion = JobDeletion(
+            store=store, clock=clock, abort_wait_seconds=abort_wait_seconds
+        )
         self._checkpoint_root = checkpoint_root
         self._places = ServerPlaces(checkpoint_root, tuple(protected_roots))
 
@@ -115,12 +122,23 @@ class JobService:
             return self._add(job, repos, actor=actor)
 
     def apply(self, name: str, document: Any, *, actor: Actor) -> tuple[JobRecord, ApplyOutcome]:
-        """Create the job, or bring it to the manifest; the same manifest twice changes nothing."""
+        """Create the job, or bring it to the manifest; the same manifest twice changes nothing.
+
+        Without a ``metadata.resourceVersion`` the outcome depends on the content alone, however
+        many applies of the job run at once; with one, it must still be the job's version."""
         job = self._parsed(document)
         _require_same_name(name, job)
         _, expected_version = split_server_fields(document)
+        return decided_on_content(
+            lambda: self._apply(job, actor=actor, expected_version=expected_version),
+            expected_version=expected_version,
+        )
+
+    def _apply(
+        self, job: StreamingJob, *, actor: Actor, expected_version: int | None
+    ) -> tuple[JobRecord, ApplyOutcome]:
         with self._store.transaction() as repos:
-            current = repos.jobs.find(name)
+            current = repos.jobs.locked(job.metadata.name)
             if current is None:
                 return self._add(job, repos, actor=actor), ApplyOutcome.CREATED
             if _unchanged(current, job, repos, actor, self._places, lock_connections=True):
@@ -158,6 +176,14 @@ class JobService:
         """Apply a JSON merge patch (RFC 7396) to the job's manifest; the name cannot change."""
         if not isinstance(patch, Mapping):
             raise InvalidInput([FieldError("", "a merge patch must be a JSON object")])
+        return decided_on_content(
+            lambda: self._update(name, patch, actor=actor, expected_version=expected_version),
+            expected_version=expected_version,
+        )
+
+    def _update(
+        self, name: str, patch: Mapping[str, Any], *, actor: Actor, expected_version: int | None
+    ) -> JobRecord:
         current = self.get(name, actor=actor)
         merged = json_merge_patch.merge(copy.deepcopy(current.manifest), copy.deepcopy(patch))
         job = self._parsed(merged)
@@ -174,17 +200,15 @@ class JobService:
         return self.create(manifest, actor=actor)
 
     def delete(self, name: str, *, actor: Actor, expected_version: int | None = None) -> None:
-        with self._store.transaction() as repos:
-            record = repos.jobs.get(name)
-            require_job(repos, actor, name, record.bundle, JobAction.DELETE)
-            live = repos.applications.live_for_job(name)
-            if live is not None:
-                raise Conflict(
-                    f"job {name!r} has a live application {live.name} ({live.id}) in state "
-                    f"{live.state}; stop or abort it first"
-                )
-            repos.jobs.delete(name, expected_version=expected_version)
-            self._audit(repos, actor, "job.deleted", name, {"version": record.version})
+        """Delete the job; ``Conflict`` naming its live application while it has one."""
+        self._deletion.delete(name, actor=actor, expected_version=expected_version)
+
+    async def delete_aborting(
+        self, name: str, *, actor: Actor, expected_version: int | None = None
+    ) -> None:
+        """Abort the job's live application first, and delete the job once it has ended (see
+        ``JobDeletion.delete_aborting``); call it on the event loop."""
+        await self._deletion.delete_aborting(name, actor=actor, expected_version=expected_version)
 
     def exists(self, name: str) -> bool:
         with self._store.reading() as repos:
@@ -308,28 +332,6 @@ class JobService:
         self, repos: Repositories, actor: Actor, action: str, name: str, detail: dict[str, Any]
     ) -> None:
         audit(repos, self._clock, actor, action, kind="job", name=name, detail=detail)
-
-
-def job_document(
-    record: JobRecord, latest: LatestRun | ApplicationRecord | None = None
-) -> dict[str, Any]:
-    """The job as clients see it: its manifest, the metadata the server owns, and its status:
-    the state of its latest application (``Idle`` before its first run) and that one's figures."""
-    document = with_server_metadata(record)
-    document["status"] = {"phase": record.status, "desiredState": record.desired_state}
-    if latest is not None:
-        figures = latest.latest or {}
-        document["status"]["application"] = {
-            "id": latest.id,
-            "name": latest.name,
-            "state": str(latest.state),
-            "startedAt": iso_time(latest.created_at),
-            "startedBy": latest.triggered_by,
-            "inputRowsPerSecond": figures.get("inputRowsPerSecond"),
-            "processedRowsPerSecond": figures.get("processedRowsPerSecond"),
-            "batchId": figures.get("batchId"),
-        }
-    return document
 
 
 def _require_same_name(name: str, job: StreamingJob) -> None:

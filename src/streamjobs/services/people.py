@@ -29,6 +29,7 @@ from streamjobs.services.resources import audit
 from streamjobs.store.access import DomainGrant, GroupRecord
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.identity import UserRecord
+from streamjobs.store.sign_in_throttles import ACCOUNT
 
 
 @dataclass(frozen=True)
@@ -90,12 +91,15 @@ class PeopleService:
                 at=self._clock.now(),
                 kind=kind,
             )
+            # Failures counted against the name before it was anyone's are not the new user's.
+            repos.sign_in_throttles.forget(ACCOUNT, name)
             what = "service-account" if kind is PrincipalKind.SERVICE_ACCOUNT else "user"
             self._audit(repos, actor, f"{what}.created", "user", name, {"admin": is_admin})
         return self.get_user(name, actor=actor)
 
     def delete_user(self, name: str, *, actor: Actor) -> None:
-        """Delete a user or service account, its tokens, memberships and every grant to it."""
+        """Delete a user or service account, its tokens, sessions, memberships and every grant
+        to it."""
         require_domain_permission(actor.principal, DomainPermission.MANAGE_USERS)
         if name == actor.name:
             raise Conflict("you cannot delete yourself; ask another user manager")
@@ -104,6 +108,9 @@ class PeopleService:
             if user.is_admin:
                 require_admin(actor.principal, "deleting an admin")
             repos.grants.forget_subject(Subject(SubjectKind.USER, name))
+            # A user created later under this name starts with no session and no failures.
+            repos.web_sessions.end_all_of(user.id)
+            repos.sign_in_throttles.forget(ACCOUNT, name)
             repos.users.delete(name)
             self._audit(repos, actor, "user.deleted", "user", name, {})
         self._identity.forget_verified()

@@ -34,6 +34,14 @@ class ReportService:
         self._clock = clock
         self._keep_last = keep_last
 
+    def check_token(self, application_id: str, token: str) -> None:
+        """Refuse (``Unauthenticated``) a token that is not ``application_id``'s own: checked
+        before a report's body is read, so that only its driver can make the server read one."""
+        with self._store.reading() as repos:
+            application = repos.applications.find(application_id)
+        if application is None or not _token_matches(application, token):
+            raise Unauthenticated("the report token does not belong to this application")
+
     def receive(self, application_id: str, token: str, events: Sequence[Any]) -> int:
         """Store ``events`` from the driver of ``application_id``; how many were new."""
         _check_events(events)

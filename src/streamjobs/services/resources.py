@@ -18,11 +18,14 @@ from pydantic import BaseModel
 
 from streamjobs.domain.access import Actor
 from streamjobs.domain.clock import Clock
-from streamjobs.domain.errors import FieldError, InvalidInput, StaleVersion
+from streamjobs.domain.errors import AlreadyExists, FieldError, InvalidInput, StaleVersion
 from streamjobs.store import TagFilter
 from streamjobs.store.db import Repositories
 
 MAX_PAGE_SIZE = 500
+LARGEST_INTEGER = 2**63 - 1
+"""The largest whole number that may reach the store as a query's value (an offset, an id): what
+both stores' integers and OFFSET hold, so that a larger one is bad input, not an overflow."""
 
 Item = TypeVar("Item")
 
@@ -119,8 +122,8 @@ def check_page(limit: int, offset: int) -> None:
     errors = []
     if not 1 <= limit <= MAX_PAGE_SIZE:
         errors.append(FieldError("query.limit", f"must be between 1 and {MAX_PAGE_SIZE}"))
-    if offset < 0:
-        errors.append(FieldError("query.offset", "must not be negative"))
+    if not 0 <= offset <= LARGEST_INTEGER:
+        errors.append(FieldError("query.offset", f"must be between 0 and {LARGEST_INTEGER}"))
     if errors:
         raise InvalidInput(errors)
 
@@ -166,5 +169,31 @@ def on_fresh_reads(
         try:
             return change()
         except StaleVersion:
+            continue
+    return change()
+
+
+UNVERSIONED_APPLY_ATTEMPTS = 10
+"""How often ``decided_on_content`` tries an apply that concurrent applies keep overtaking."""
+
+
+def decided_on_content(
+    change: Callable[[], Outcome],
+    *,
+    expected_version: int | None,
+    attempts: int = UNVERSIONED_APPLY_ATTEMPTS,
+) -> Outcome:
+    """Run ``change``, an apply (a whole transaction that reads the resource and creates,
+    changes or leaves it), again while a concurrent change overtakes it between its read and
+    its write (``StaleVersion``, or ``AlreadyExists`` for two creates of one name), as long as
+    the client named no version: such an apply wins or loses on its content, never on a race
+    it did not take part in. One that names the version it read fails instead (a ``Conflict``),
+    so that the client sees what changed."""
+    if expected_version is not None:
+        return change()
+    for _ in range(attempts - 1):
+        try:
+            return change()
+        except (StaleVersion, AlreadyExists):
             continue
     return change()

@@ -64,8 +64,7 @@ class AttemptRecord:
     exit_code: int | None
     outcome: str | None
     fence: str | None = None
-    """Written by the attempt's wrapper beside its exit code: finds a driver started by a
-    server that stopped before it recorded the driver's pid."""
+    """Recorded before the driver starts; its wrapper carries it (``Launcher.recover``)."""
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 from uuid import uuid4
 
-from sqlalchemy import ColumnElement, Select, func, select
+from sqlalchemy import ColumnElement, Select, func, select, update
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.store.base import VersionedRepository
@@ -81,6 +81,14 @@ class ConnectionRepository(VersionedRepository):
         if connection is None:
             raise NotFound("connection", name)
         return connection
+
+    def locked(self, name: str) -> ConnectionRecord | None:
+        """The connection called ``name``, its row held until the transaction ends (so applies
+        of it take turns; on SQLite, the transaction's write lock); None if there is none."""
+        statement = (
+            update(ConnectionRow).where(ConnectionRow.name == name).values(name=ConnectionRow.name)
+        )
+        return self.find(name) if self._rows_changed(statement) else None
 
     def find(self, name: str) -> ConnectionRecord | None:
         """The connection called ``name``, or None."""

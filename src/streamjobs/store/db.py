@@ -9,6 +9,11 @@ SQLite runs in WAL mode, so readers never wait; a transaction begins at its firs
 standard ``sqlite3`` behaviour) and writers wait for each other up to the busy timeout. Like
 PostgreSQL's default READ COMMITTED, each read sees the latest committed data; lost updates are
 prevented by the version checks in the repositories, not by the isolation level.
+
+Both raise ``StoreUnavailable`` for a full disk, a locked or read-only database, a database
+server out of reach, no pooled connection free in time or a statement cancelled, and
+``StoreContention`` for a transaction PostgreSQL rolled back to break a deadlock or a
+serialization failure (``store.outages``), never the driver's own exception.
 """
 
 from __future__ import annotations
@@ -34,16 +39,20 @@ from streamjobs.store.connections import ConnectionRepository
 from streamjobs.store.identity import TokenRepository, UserRepository
 from streamjobs.store.job_claims import ClaimRepository
 from streamjobs.store.jobs import JobRepository
+from streamjobs.store.outages import replace_connections_after_outages, translated_outages
 from streamjobs.store.secrets import SecretRepository
+from streamjobs.store.sign_in_throttles import SignInThrottleRepository
+from streamjobs.store.web_sessions import WebSessionRepository
 
 MIGRATIONS_DIRECTORY = Path(__file__).with_name("migrations")
 
 SQLITE_PRAGMAS = (
     "PRAGMA journal_mode=WAL",
     "PRAGMA foreign_keys=ON",
-    "PRAGMA busy_timeout=5000",
 )
 """Run on every new SQLite connection: foreign keys and the busy timeout are per connection."""
+SQLITE_BUSY_TIMEOUT_SECONDS = 5.0
+"""How long a SQLite write waits for another's lock before it fails (``StoreUnavailable``)."""
 
 # Both engines decode JSON columns with orjson: lists read many manifests, and the standard
 # library's decoder was most of their time.
@@ -55,16 +64,23 @@ MIGRATION_LOCK_ID = 0x5354524A
 """PostgreSQL advisory lock key ("STRJ") held while migrating, so servers migrate one at a time."""
 
 
-def create_engine_for(url: str | URL, *, read_only: bool = False) -> Engine:
+def create_engine_for(
+    url: str | URL,
+    *,
+    read_only: bool = False,
+    busy_timeout_seconds: float = SQLITE_BUSY_TIMEOUT_SECONDS,
+) -> Engine:
     """An engine for a ``sqlite:///PATH`` or ``postgresql://…`` URL (driven by psycopg 3).
 
     With ``read_only`` (PostgreSQL only), its connections autocommit each statement and the
-    database refuses any write made through them. Raises ValueError for any other kind of
-    database.
+    database refuses any write made through them. ``busy_timeout_seconds`` (SQLite only) is
+    how long a write waits for another's lock. Raises ValueError for any other kind of database.
     """
     parsed = make_url(url)
     if parsed.drivername in SQLITE_DRIVERS:
-        return _sqlite_engine(parsed)
+        engine = _sqlite_engine(parsed, busy_timeout_seconds)
+        replace_connections_after_outages(engine)
+        return engine
     if parsed.drivername in POSTGRESQL_DRIVERS:
         # timestamps come back in the session's time zone: UTC makes them UtcDateTime's
         # already, with nothing to convert
@@ -73,34 +89,38 @@ def create_engine_for(url: str | URL, *, read_only: bool = False) -> Engine:
         if read_only:
             options += " -c default_transaction_read_only=on"
             reading["isolation_level"] = "AUTOCOMMIT"
-        return create_engine(
+        engine = create_engine(
             parsed.set(drivername="postgresql+psycopg"),
             pool_pre_ping=True,
             json_deserializer=orjson.loads,
             connect_args={"options": options},
             **reading,
         )
+        if not read_only:
+            replace_connections_after_outages(engine)
+        return engine
     raise ValueError(
         f"unsupported database URL scheme {parsed.drivername!r}: "
         "use sqlite:///PATH or postgresql://USER@HOST/DATABASE"
     )
 
 
-def _sqlite_engine(url: URL) -> Engine:
+def _sqlite_engine(url: URL, busy_timeout_seconds: float) -> Engine:
     if url.database and url.database != ":memory:":
         Path(url.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(url, json_deserializer=orjson.loads)
-    event.listen(engine, "connect", _configure_sqlite_connection)
+    pragmas = (*SQLITE_PRAGMAS, f"PRAGMA busy_timeout={round(busy_timeout_seconds * 1000)}")
+
+    def configure(dbapi_connection: Any, _connection_record: Any) -> None:
+        cursor = dbapi_connection.cursor()
+        try:
+            for pragma in pragmas:
+                cursor.execute(pragma)
+        finally:
+            cursor.close()
+
+    event.listen(engine, "connect", configure)
     return engine
-
-
-def _configure_sqlite_connection(dbapi_connection: Any, _connection_record: Any) -> None:
-    cursor = dbapi_connection.cursor()
-    try:
-        for pragma in SQLITE_PRAGMAS:
-            cursor.execute(pragma)
-    finally:
-        cursor.close()
 
 
 def migrate(engine: Engine) -> None:
@@ -141,6 +161,8 @@ class Repositories:
     groups: GroupRepository
     grants: GrantRepository
     claims: ClaimRepository
+    web_sessions: WebSessionRepository
+    sign_in_throttles: SignInThrottleRepository
 
     @classmethod
     def bound_to(cls, session: Session) -> Repositories:
@@ -158,6 +180,8 @@ class Repositories:
             groups=GroupRepository(session),
             grants=GrantRepository(session),
             claims=ClaimRepository(session),
+            web_sessions=WebSessionRepository(session),
+            sign_in_throttles=SignInThrottleRepository(session),
         )
 
 
@@ -183,7 +207,7 @@ class Store:
 
         The transaction commits when the block ends and rolls back (nothing written) when it raises.
         """
-        with self._sessions.begin() as session:
+        with translated_outages(), self._sessions.begin() as session:
             yield Repositories.bound_to(session)
 
     @contextmanager
@@ -195,7 +219,7 @@ class Store:
         COMMITTED each statement of a transaction sees the newest committed data anyway. On
         SQLite it is a transaction, as ``transaction()`` gives.
         """
-        with self._reading_sessions() as session:
+        with translated_outages(reading=True), self._reading_sessions() as session:
             yield Repositories.bound_to(session)
 
     def close(self) -> None:

@@ -157,6 +157,26 @@ class JobRepository(VersionedRepository):
         counted = select(func.count()).select_from(JobRow).where(JobRow.bundle == bundle)
         return self._session.scalar(counted) or 0
 
+    def lock(self, name: str) -> None:
+        """Hold the job's row until this transaction ends, so that Run, Delete and apply of one
+        job take turns; ``NotFound`` if there is no such job (or it was deleted meanwhile).
+
+        A write that changes nothing: on PostgreSQL it takes the row lock (and, waiting for a
+        deleter, sees the row gone), on SQLite it begins the transaction's write lock. Take it
+        before any other row of the transaction (a bundle's or an application's included),
+        always in that order."""
+        if not self.hold(name):
+            raise NotFound("job", name)
+
+    def locked(self, name: str) -> JobRecord | None:
+        """The job called ``name``, its row held as ``lock`` holds it; None if there is none."""
+        return self.find(name) if self.hold(name) else None
+
+    def hold(self, name: str) -> bool:
+        """Hold the job's row as ``lock`` does; whether there is such a job."""
+        statement = update(JobRow).where(JobRow.name == name).values(name=JobRow.name)
+        return self._rows_changed(statement) > 0
+
     def set_status(self, name: str, status: str) -> None:
         """Record the job's status (its latest application's state); the version stays, as the
         status is the server's, not part of the manifest. Nothing happens for a deleted job."""

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from streamjobs.launch.spark_ui import read_executors
 from streamjobs.services.container import Services
 from streamjobs.supervisor.attempts import AttemptFactory
+from streamjobs.supervisor.executors import ExecutorReader
 from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
 from streamjobs.supervisor.reconcile import Timing
 
 
-def supervisor_for(services: Services) -> Supervisor:
+def supervisor_for(
+    services: Services, *, executor_reader: ExecutorReader = read_executors
+) -> Supervisor:
+    """The supervisor over ``services``, timed by their settings; ``executor_reader`` asks a
+    driver's Spark REST API for its executors (tests over fake drivers give one that never
+    answers)."""
     settings = services.settings
     return Supervisor(
         store=services.store,
@@ -30,4 +37,5 @@ def supervisor_for(services: Services) -> Supervisor:
             ),
             interval_seconds=settings.supervisor_interval_seconds,
         ),
+        executor_reader=executor_reader,
     )

@@ -1,13 +1,14 @@
-"""Puts the web UI into the server's application: its pages, its static files, its sessions."""
+"""Puts the web UI into the server's application: its pages and its static files. Every page
+route but sign-in is guarded by the one CSRF check (``http.sessions.require_csrf``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.staticfiles import StaticFiles
 
-from streamjobs.services.container import Services
+from streamjobs.http.sessions import require_csrf
 from streamjobs.web.pages import render_error
 from streamjobs.web.routes import (
     applications,
@@ -22,17 +23,17 @@ from streamjobs.web.routes import (
     pipeline_check,
     secrets,
     tokens,
+    user_sessions,
 )
-from streamjobs.web.sessions import SessionCodec, load_or_create_key
 
 STATIC = Path(__file__).parent / "static"
 
 
-def install_web(app: FastAPI, services: Services) -> None:
+def install_web(app: FastAPI) -> None:
     """Serve the web UI at ``/`` beside the API."""
-    app.state.sessions = SessionCodec(load_or_create_key(services.settings.session_key_file))
     app.state.page_renderer = render_error
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.include_router(auth.signin_router, include_in_schema=False)
     for module in (
         auth,
         jobs,
@@ -43,8 +44,11 @@ def install_web(app: FastAPI, services: Services) -> None:
         tokens,
         secrets,
         people,
+        user_sessions,
         bundles,
         node_types,
         audit,
     ):
-        app.include_router(module.router, include_in_schema=False)
+        app.include_router(
+            module.router, include_in_schema=False, dependencies=[Depends(require_csrf)]
+        )

@@ -13,7 +13,7 @@ from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.services.container import Services
 from streamjobs.web.job_form_controls import ROW_GROUPS, Row, RowGroup
 from streamjobs.web.job_forms import ControlError, JobForm
-from streamjobs.web.yaml_text import PathPart, line_of, path_parts, position_line
+from streamjobs.web.yaml_text import FieldLines, PathPart, path_parts, position_line
 
 SCALAR_PATHS: dict[tuple[str, ...], str] = {
     ("metadata", "name"): "name",
@@ -71,19 +71,24 @@ def form_errors(
 ) -> FormErrors:
     """The form's own problems and the services' errors placed on the form; a service error on
     a control that already has a problem of the form is left out (it follows from that one)."""
-    placed = [place_error(error, form) for error in service_errors]
+    pipeline_lines = FieldLines.of(form.pipeline)
+    placed = [place_error(error, form, pipeline_lines) for error in service_errors]
     taken = {problem.control for problem in problems}
     kept = [error for error in placed if not error.control or error.control not in taken]
     return FormErrors(tuple(dict.fromkeys([*problems, *kept])))
 
 
-def place_error(error: FieldError, form: JobForm) -> ControlError:
-    """The control ``error`` belongs to, by its path (the summary's ``""`` when none fits)."""
+def place_error(
+    error: FieldError, form: JobForm, pipeline_lines: FieldLines | None = None
+) -> ControlError:
+    """The control ``error`` belongs to, by its path (the summary's ``""`` when none fits);
+    ``pipeline_lines``, the form's pipeline read once for all its errors, gives their lines."""
     parts = path_parts(error.path) if error.path else None
     if parts is None:
         return ControlError("", error.message, path=error.path, line=position_line(error.path))
     if tuple(parts[:2]) == PIPELINE_PATH:
-        line = line_of(form.pipeline, parts[2:])
+        lines = pipeline_lines or FieldLines.of(form.pipeline)
+        line = lines.line_of(parts[2:])
         return ControlError("pipeline", error.message, path=error.path, line=line)
     for group in ROW_GROUPS:
         if tuple(parts[: len(group.path)]) == group.path:
@@ -121,12 +126,13 @@ def _shown(value: str) -> str:
     return repr(value if len(value) <= 60 else value[:57] + "...")
 
 
-def yaml_errors(text: str, errors: Sequence[FieldError]) -> FormErrors:
-    """Errors about a manifest typed as YAML, each with the line of the field it names."""
+def yaml_errors(lines: FieldLines, errors: Sequence[FieldError]) -> FormErrors:
+    """Errors about a manifest typed as YAML, each with the line (in ``lines``, the text read
+    once) of the field it names."""
     placed = []
     for error in errors:
         parts = path_parts(error.path) if error.path else None
-        line = line_of(text, parts) if parts is not None else None
+        line = lines.line_of(parts) if parts is not None else None
         placed.append(ControlError("manifest", error.message, path=error.path, line=line))
     return FormErrors(tuple(placed))
 

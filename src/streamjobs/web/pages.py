@@ -1,5 +1,9 @@
-"""What every page shares: the signed-in actor, rendering with the layout's context, CSRF checks,
-and error pages (a page that needs a session sends the person to Sign in instead)."""
+"""What every page shares: the signed-in actor, rendering with the layout's context, and error
+pages (a page that needs a session sends the person to Sign in instead). The session itself and
+its CSRF check are the HTTP edge's (``streamjobs.http.sessions``).
+
+An error page is rendered on the event loop, often because the store failed: it shows only the
+session this request already found and never reads the store itself."""
 
 from __future__ import annotations
 
@@ -13,36 +17,29 @@ from fastapi.templating import Jinja2Templates
 
 from streamjobs import __version__
 from streamjobs.domain.access import Actor, DomainPermission, Principal, has_domain_permission
-from streamjobs.domain.errors import FieldError, Forbidden, StreamjobsError, Unauthenticated
-from streamjobs.services.container import Services
-from streamjobs.web.sessions import COOKIE, Session, SessionCodec
+from streamjobs.domain.errors import FieldError, Unauthenticated
+from streamjobs.http.sessions import services_of, session_found, session_of
+from streamjobs.services.web_sessions import LiveSession
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
-SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-CSRF_HEADER = "x-csrf-token"
-CSRF_FIELD = "csrf"
+
+__all__ = [
+    "TEMPLATES",
+    "SignInRequired",
+    "page_actor",
+    "page_session",
+    "render",
+    "render_error",
+    "services_of",
+    "settings_links",
+]
 
 
 class SignInRequired(Unauthenticated):
     """A page was asked for without a session; the person is sent to Sign in."""
 
 
-def services_of(request: Request) -> Services:
-    services: Services = request.app.state.services
-    return services
-
-
-def codec_of(request: Request) -> SessionCodec:
-    codec: SessionCodec = request.app.state.sessions
-    return codec
-
-
-def session_of(request: Request) -> Session | None:
-    now = services_of(request).clock.now()
-    return codec_of(request).decode(request.cookies.get(COOKIE), now=now)
-
-
-def page_session(request: Request) -> Session:
+def page_session(request: Request) -> LiveSession:
     """The request's session; ``SignInRequired`` without one (dependency of every page)."""
     session = session_of(request)
     if session is None:
@@ -53,8 +50,8 @@ def page_session(request: Request) -> Session:
 def page_actor(request: Request) -> Actor:
     """The signed-in person, as the services see them."""
     session = page_session(request)
-    principal = services_of(request).identity.principal(session.user)
-    actor = Actor(principal=principal, source=request.client.host if request.client else None)
+    source = request.client.host if request.client else None
+    actor = Actor(principal=session.principal, source=source)
     request.state.actor = actor
     return actor
 
@@ -79,18 +76,21 @@ def settings_links(principal: Principal | None) -> list[tuple[str, str, str]]:
     return links
 
 
-def check_csrf(request: Request, session: Session, submitted: str | None) -> None:
-    """Refuse a change whose CSRF token (form field or header) is not the session's."""
-    given = submitted or request.headers.get(CSRF_HEADER)
-    if not given or given != session.csrf:
-        raise Forbidden("the form is stale or came from another site (CSRF token mismatch)")
-
-
 def render(
     request: Request, template: str, *, status_code: int = 200, **context: Any
 ) -> HTMLResponse:
-    """``template`` in the layout, with the session, its CSRF token and the server URL."""
-    session = session_of(request)
+    """``template`` in the layout, with the session, its CSRF token and the server URL (reads
+    the store once per request: call it from a thread)."""
+    return _in_layout(request, template, session_of(request), status_code, context)
+
+
+def _in_layout(
+    request: Request,
+    template: str,
+    session: LiveSession | None,
+    status_code: int,
+    context: dict[str, Any],
+) -> HTMLResponse:
     settings = services_of(request).settings
     return TEMPLATES.TemplateResponse(
         request,
@@ -100,40 +100,20 @@ def render(
             "csrf": session.csrf if session else "",
             "server_url": settings.resolved_public_url,
             "version": __version__,
-            "settings_links": settings_links(_principal_of(request, session)),
+            "settings_links": settings_links(session.principal if session else None),
             **context,
         },
         status_code=status_code,
     )
 
 
-def _principal_of(request: Request, session: Session | None) -> Principal | None:
-    """The signed-in principal for the layout: the page's actor, else looked up (an error page
-    of a route that never asked for one); None without a session."""
-    if session is None:
-        return None
-    actor: Actor | None = getattr(request.state, "actor", None)
-    if actor is not None:
-        return actor.principal
-    try:
-        return services_of(request).identity.principal(session.user)
-    except StreamjobsError:
-        return None
-
-
 def render_error(
     request: Request, status: int, title: str, detail: str, errors: list[FieldError] | None
 ) -> Response:
-    """The page for an error on a web route: Sign in for 401, an error page otherwise."""
+    """The page for an error on a web route: Sign in for 401, an error page otherwise (with the
+    session the request found, if any; the store is not asked again)."""
     if status == 401:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         return RedirectResponse(f"/signin?next={quote(target, safe='')}", status_code=303)
-    return render(
-        request,
-        "error.html",
-        status_code=status,
-        status=status,
-        title=title,
-        detail=detail,
-        errors=errors or [],
-    )
+    context = {"status": status, "title": title, "detail": detail, "errors": errors or []}
+    return _in_layout(request, "error.html", session_found(request), status, context)

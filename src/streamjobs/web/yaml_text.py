@@ -13,7 +13,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, SequenceNode
 
-from streamjobs.domain.documents import load_documents
+from streamjobs.domain.documents import read_documents
 from streamjobs.domain.errors import InvalidInput
 
 PathPart = str | int
@@ -30,27 +30,75 @@ class TextProblem:
     line: int | None = None
 
 
+class FieldLines:
+    """The lines of the fields of one YAML text, found in the node tree it was read into once
+    (reading it again for each error would cost a parse per error)."""
+
+    def __init__(self, root: Node | None) -> None:
+        self._root = root
+
+    @classmethod
+    def of(cls, text: str) -> FieldLines:
+        """The lines of ``text``'s one document; none when it is unreadable or not one."""
+        try:
+            documents = read_documents(text, source="text")
+        except InvalidInput:
+            return cls(None)
+        return cls(documents[0].node if len(documents) == 1 else None)
+
+    def line_of(self, parts: Sequence[PathPart]) -> int | None:
+        """The line where the field at ``parts`` is written: its key's line for a mapping
+        entry, its item's for a list item; the nearest enclosing field's line when the field is
+        absent (a missing required field belongs where its parent is). None if unreadable."""
+        node = self._root
+        if node is None:
+            return None
+        line = node.start_mark.line + 1
+        for part in parts:
+            found = _child(node, part)
+            if found is None:
+                break
+            marker, node = found
+            line = marker.start_mark.line + 1
+        return line
+
+
+@dataclass(frozen=True)
+class MappingText:
+    """A text read as one mapping: the mapping (None when it is not one) and why not, and the
+    lines of its fields."""
+
+    mapping: dict[str, Any] | None
+    problems: list[TextProblem]
+    lines: FieldLines
+
+
 def read_mapping(text: str, *, what: str) -> tuple[dict[str, Any] | None, list[TextProblem]]:
     """The one mapping ``text`` holds, or None and the problems (YAML syntax with its line, not
     a mapping, several documents). ``what`` names the mapping in messages ("the pipeline")."""
+    read = read_mapping_text(text, what=what)
+    return read.mapping, read.problems
+
+
+def read_mapping_text(text: str, *, what: str) -> MappingText:
+    """``read_mapping``, with the lines of the fields of the text, which is read once."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        message = "; ".join(part for part in (error.context, error.problem) if part)
-        return None, [TextProblem(message or str(error), mark.line + 1 if mark else None)]
-    except (yaml.YAMLError, RecursionError, ValueError) as error:
-        return None, [TextProblem(str(error) or "the YAML cannot be read")]
-    if root is None:
-        return None, [TextProblem(f"{what} is empty")]
-    if not isinstance(root, MappingNode):
-        line = root.start_mark.line + 1
-        return None, [TextProblem(f"{what} must be a mapping of keys to values", line)]
-    try:
-        documents = load_documents(text, source=what)
+        documents = read_documents(text, source=what)
     except InvalidInput as invalid:
-        return None, [TextProblem(e.message, position_line(e.path)) for e in invalid.errors]
-    return documents[0], []
+        problems = [TextProblem(e.message, position_line(e.path)) for e in invalid.errors]
+        return MappingText(None, problems, FieldLines(None))
+    if not documents:
+        return MappingText(None, [TextProblem(f"{what} is empty")], FieldLines(None))
+    if len(documents) > 1:
+        second = documents[1].start_line
+        problem = TextProblem(f"{what} must be one document, not {len(documents)}", second)
+        return MappingText(None, [problem], FieldLines(None))
+    [document] = documents
+    lines = FieldLines(document.node)
+    if not isinstance(document.value, dict):
+        problem = TextProblem(f"{what} must be a mapping of keys to values", lines.line_of(()))
+        return MappingText(None, [problem], lines)
+    return MappingText(document.value, [], lines)
 
 
 def position_line(path: str) -> int | None:
@@ -79,23 +127,9 @@ def path_parts(path: str) -> list[PathPart] | None:
 
 
 def line_of(text: str, parts: Sequence[PathPart]) -> int | None:
-    """The line of ``text`` where the field at ``parts`` is written: its key's line for a
-    mapping entry, its item's for a list item; the nearest enclosing field's line when the field
-    is absent (a missing required field belongs where its parent is). None if unreadable."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except (yaml.YAMLError, RecursionError, ValueError):
-        return None
-    if node is None:
-        return None
-    line = node.start_mark.line + 1
-    for part in parts:
-        found = _child(node, part)
-        if found is None:
-            break
-        marker, node = found
-        line = marker.start_mark.line + 1
-    return line
+    """The line of ``text`` where the field at ``parts`` is written (``FieldLines.line_of``):
+    for one field; read the text once into ``FieldLines`` for several."""
+    return FieldLines.of(text).line_of(parts)
 
 
 def _child(node: Node, part: PathPart) -> tuple[Node, Node] | None:

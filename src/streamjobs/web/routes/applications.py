@@ -2,7 +2,7 @@
 
 Everything is rendered on the server, so the page reads without script; ``static/application.js``
 then refreshes it from the application API while the application is not terminal. The page uses
-the API's own documents (``api.documents``), so the template and the script see the same fields.
+the API's own documents (``http.documents``), so the template and the script see the same fields.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
-from streamjobs.api.documents import details_document, event_document
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import StreamjobsError
 from streamjobs.domain.states import ACTIVE_STATES, TERMINAL_STATES
+from streamjobs.http.documents import details_document, event_document
 from streamjobs.services.application_logs import MAX_TAIL_LINES, ApplicationLogs
 from streamjobs.store import ApplicationRecord
 from streamjobs.web.figures import (

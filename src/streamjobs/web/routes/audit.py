@@ -14,6 +14,7 @@ from fastapi.responses import Response
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.services.audit_log import AuditQuery
+from streamjobs.services.resources import LARGEST_INTEGER
 from streamjobs.web.pages import page_actor, render, services_of
 
 router = APIRouter()
@@ -37,18 +38,18 @@ def audit_page(
     except ValueError:
         start = 0
         errors.append(FieldError("offset", f"{offset!r} is not a whole number"))
+    if not 0 <= start <= LARGEST_INTEGER:
+        errors.append(FieldError("offset", f"must be between 0 and {LARGEST_INTEGER}"))
+    if errors:
+        raise InvalidInput(errors)
     query = AuditQuery(
         actor=filters["actor"] or None,
         resource_kind=filters["kind"] or None,
         action=filters["action"] or None,
         limit=PAGE_SIZE,
-        offset=max(start, 0),
+        offset=start,
     )
     page = services_of(request).audit.list(query, actor=actor)
-    if start < 0:
-        errors.append(FieldError("offset", "must not be negative"))
-    if errors:
-        raise InvalidInput(errors)
     shown = {key: value for key, value in filters.items() if value}
 
     def link(at: int) -> str:

@@ -31,7 +31,7 @@ from streamjobs.web.bundle_grants import (
     rows_of,
     submitted_fields,
 )
-from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
+from streamjobs.web.pages import page_actor, render, services_of
 from streamjobs.web.routes.job_detail import format_memory
 from streamjobs.web.settings_forms import (
     Failed,
@@ -75,10 +75,8 @@ def create_bundle(
     max_running_applications: Annotated[str, Form(alias="maxRunningApplications")] = "",
     max_cores: Annotated[str, Form(alias="maxCores")] = "",
     max_memory_mb: Annotated[str, Form(alias="maxMemoryMb")] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     name = name.strip()
     values = {"name": name, "description": description}
     values |= dict(
@@ -117,11 +115,9 @@ def configure_bundle(
     max_cores: Annotated[str, Form(alias="maxCores")] = "",
     max_memory_mb: Annotated[str, Form(alias="maxMemoryMb")] = "",
     version: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Set the bundle's description and quotas, if it is still at the version the page showed."""
-    check_csrf(request, page_session(request), csrf)
     values = {"description": description}
     values |= dict(
         zip(QUOTA_FIELDS, (max_running_applications, max_cores, max_memory_mb), strict=True)
@@ -150,12 +146,10 @@ def set_policy(
     allowed: Annotated[str, Form(alias="sparkConfAllowed")] = "",
     refused: Annotated[str, Form(alias="sparkConfRefused")] = "",
     version: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Replace the bundle's data roots and Spark setting policy (one entry a line), if it is
     still at the version the page showed."""
-    check_csrf(request, page_session(request), csrf)
     values = dict(zip(POLICY_FIELDS, (data_roots, allowed, refused), strict=True))
     lines = {field: _entries(values[field]) for field in POLICY_FIELDS}
     try:
@@ -187,7 +181,6 @@ def set_grants(
 ) -> Response:
     """Replace every grant of the bundle with the rows of the form (a row without any
     permission ticked is no grant), if it is still at the version the page showed."""
-    check_csrf(request, page_session(request), first_value(fields, "csrf"))
     rows = grant_rows_of(fields)
     owners: list[int] = []
     try:
@@ -211,10 +204,8 @@ def delete_bundle(
     request: Request,
     name: str,
     version: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     try:
         services_of(request).bundles.delete(
             name, actor=actor, expected_version=_shown_version(version)

@@ -13,16 +13,17 @@ from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import RedirectResponse, Response
+from starlette.concurrency import run_in_threadpool
 
-from streamjobs.api.documents import application_document
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import Conflict, StreamjobsError
-from streamjobs.domain.states import ACTIVE_STATES, TERMINAL_STATES, AppState
+from streamjobs.domain.states import ACTIVE_STATES, LIVE_STATES, TERMINAL_STATES, AppState
+from streamjobs.http.documents import application_document
 from streamjobs.services.applications import ApplicationQuery
 from streamjobs.services.jobs import job_document
 from streamjobs.store import ApplicationRecord
 from streamjobs.web.job_refusals import job_refusals
-from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
+from streamjobs.web.pages import page_actor, render, services_of
 
 router = APIRouter()
 
@@ -108,11 +109,9 @@ def job_template_page(request: Request, name: str, actor: Actor = Depends(page_a
 def run_job(
     request: Request,
     name: str,
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Run without script: start an application and come back to the job's page."""
-    check_csrf(request, page_session(request), csrf)
     try:
         services_of(request).applications.run(name, actor=actor)
     except Conflict as error:
@@ -121,18 +120,24 @@ def run_job(
 
 
 @router.post("/jobs/{name}/delete")
-def delete_job(
+async def delete_job(
     request: Request,
     name: str,
-    csrf: Annotated[str, Form()] = "",
+    abort: Annotated[bool, Form()] = False,
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    """Delete the job (after the page's confirmation); refused while it has a live application."""
-    check_csrf(request, page_session(request), csrf)
+    """Delete the job (after the page's confirmation); refused while it has a live application,
+    unless the confirmation asked to abort that first (waiting on the event loop, as the API)."""
+    jobs = services_of(request).jobs
     try:
-        services_of(request).jobs.delete(name, actor=actor)
+        if abort:
+            await jobs.delete_aborting(name, actor=actor)
+        else:
+            await run_in_threadpool(jobs.delete, name, actor=actor)
     except Conflict as error:
-        return _detail_page(request, name, actor, error=error.detail, status_code=409)
+        return await run_in_threadpool(
+            _detail_page, request, name, actor, error=error.detail, status_code=409
+        )
     return RedirectResponse("/jobs", status_code=303)
 
 
@@ -140,12 +145,10 @@ def delete_job(
 def abort_application(
     request: Request,
     application_id: str,
-    csrf: Annotated[str, Form()] = "",
     next: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Abort app without script; back to ``next`` (a local path) or the job's page."""
-    check_csrf(request, page_session(request), csrf)
     services = services_of(request)
     job_name = services.applications.get(application_id, actor=actor).application.job_name
     try:
@@ -204,6 +207,7 @@ def _detail_page(
         operations=_api_operations(services.settings.resolved_public_url, name),
         now=now.isoformat(),
         abort_refusals=ABORT_REFUSALS,
+        live_application=newest[0] if newest and newest[0].state in LIVE_STATES else None,
     )
 
 

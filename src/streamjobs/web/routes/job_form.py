@@ -51,8 +51,8 @@ from streamjobs.web.job_forms import (
     new_job_manifest,
 )
 from streamjobs.web.job_pages import JobPages
-from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
-from streamjobs.web.yaml_text import dump_yaml, read_mapping, without_empty
+from streamjobs.web.pages import page_actor, render, services_of
+from streamjobs.web.yaml_text import dump_yaml, read_mapping_text, without_empty
 
 router = APIRouter()
 
@@ -90,7 +90,6 @@ def create_job(
     actor: Actor = Depends(page_actor),
     fields: FormFields = Depends(submitted_fields),
 ) -> Response:
-    _check_csrf(request, fields)
     services = services_of(request)
     form = form_from_fields(fields)
     return _save_form(
@@ -123,7 +122,6 @@ def create_job_from_yaml(
     fields: FormFields = Depends(submitted_fields),
 ) -> Response:
     """Create from the YAML, or (``edit_as``, the form's Edit as YAML) show the form as YAML."""
-    _check_csrf(request, fields)
     services = services_of(request)
     if _first(fields, "edit_as"):
         form = form_from_fields(fields)
@@ -151,7 +149,6 @@ def configure_job(
     fields: FormFields = Depends(submitted_fields),
 ) -> Response:
     """Save the form over the job, if it is still at the version the form was opened at."""
-    _check_csrf(request, fields)
     services = services_of(request)
     record = services.jobs.get(name, actor=actor)
     return _save_form(
@@ -177,7 +174,6 @@ def apply_job_yaml(
     fields: FormFields = Depends(submitted_fields),
 ) -> Response:
     """Apply the YAML to the job, or (``edit_as``) show the Configure form as YAML."""
-    _check_csrf(request, fields)
     services = services_of(request)
     record = services.jobs.get(name, actor=actor)
     if _first(fields, "edit_as"):
@@ -222,22 +218,23 @@ def _save_form(
 
 
 def _save_yaml(request: Request, text: str, pages: JobPages, *, save: SaveManifest) -> Response:
-    document, unreadable = read_mapping(text, what="the manifest")
+    read = read_mapping_text(text, what="the manifest")
+    document = read.mapping
     if document is None:
         errors = FormErrors(
-            tuple(ControlError("manifest", p.message, line=p.line) for p in unreadable)
+            tuple(ControlError("manifest", p.message, line=p.line) for p in read.problems)
         )
         return _yaml_page(request, pages, text, errors=errors, status_code=422)
     try:
         record = save(document)
     except InvalidInput as invalid:
-        errors = yaml_errors(text, invalid.errors)
+        errors = yaml_errors(read.lines, invalid.errors)
         return _yaml_page(request, pages, text, errors=errors, status_code=422)
     except LocationTaken as taken:
-        errors = yaml_errors(text, taken.errors)
+        errors = yaml_errors(read.lines, taken.errors)
         return _yaml_page(request, pages, text, errors=errors, status_code=409)
     except AlreadyExists as exists:
-        errors = yaml_errors(text, [FieldError("metadata.name", exists.detail)])
+        errors = yaml_errors(read.lines, [FieldError("metadata.name", exists.detail)])
         return _yaml_page(request, pages, text, errors=errors, status_code=409)
     except Conflict as conflict:
         notice = f"{conflict.detail}. {STALE_VERSION_ADVICE}"
@@ -357,10 +354,6 @@ def _versioned(record: JobRecord) -> dict[str, Any]:
 def _syntax(annotated: Any) -> Syntax:
     """The string syntax of a manifest type such as ``TagKey``, for the browser's live check."""
     return next(item for item in get_args(annotated) if isinstance(item, Syntax))
-
-
-def _check_csrf(request: Request, fields: FormFields) -> None:
-    check_csrf(request, page_session(request), _first(fields, "csrf"))
 
 
 def _first(fields: FormFields, name: str) -> str:

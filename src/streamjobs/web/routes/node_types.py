@@ -14,7 +14,7 @@ from fastapi.responses import Response
 
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import Conflict, FieldError, InvalidInput
-from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
+from streamjobs.web.pages import page_actor, render, services_of
 from streamjobs.web.routes.job_detail import format_memory
 from streamjobs.web.settings_forms import Failed, back_to, failed, notice_of, whole_numbers
 
@@ -46,11 +46,9 @@ def put_node_type(
     name: Annotated[str, Form()] = "",
     cores: Annotated[str, Form()] = "",
     memory_mb: Annotated[str, Form(alias="memoryMb")] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Create a node type, or resize the one with this name."""
-    check_csrf(request, page_session(request), csrf)
     name = name.strip()
     values = {"name": name, "cores": cores, "memoryMb": memory_mb}
     try:
@@ -71,10 +69,8 @@ def put_node_type(
 def delete_node_type(
     request: Request,
     name: str,
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     try:
         services_of(request).bundles.delete_node_type(name, actor=actor)
     except Conflict as error:

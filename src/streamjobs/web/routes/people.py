@@ -24,7 +24,7 @@ from streamjobs.domain.access import (
 )
 from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput, NotFound
 from streamjobs.services.identity import MIN_PASSWORD_LENGTH
-from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
+from streamjobs.web.pages import page_actor, render, services_of
 from streamjobs.web.settings_forms import Failed, back_to, failed, notice_of, refused
 
 router = APIRouter()
@@ -34,6 +34,8 @@ PERMISSIONS = "/settings/permissions"
 OUTCOMES = {
     "user-created": "“{name}” created.",
     "user-deleted": "“{name}” deleted.",
+    "user-unlocked": "“{name}” may sign in again.",
+    "user-signed-out": "Every web session of “{name}” has ended.",
     "run-as-granted": "“{name}” may now be run as by the new grantee.",
     "run-as-revoked": "Grant to run as “{name}” revoked.",
     "group-created": "Group “{name}” created.",
@@ -62,11 +64,9 @@ def create_user(
     kind: Annotated[str, Form()] = "user",
     password: Annotated[str, Form()] = "",
     admin: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Create a user (with a password, or tokens only) or a service account."""
-    check_csrf(request, page_session(request), csrf)
     name = name.strip()
     values = {"name": name, "kind": kind, "admin": admin}
     fields = ("name", "kind", "password")
@@ -91,10 +91,8 @@ def create_user(
 def delete_user(
     request: Request,
     name: str,
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     try:
         services_of(request).people.delete_user(name, actor=actor)
     except Conflict as error:
@@ -107,11 +105,10 @@ def grant_run_as(
     request: Request,
     name: str,
     subject: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Let a user or group run jobs as the service account ``name``."""
-    return _set_run_as(request, name, subject, csrf, actor, granted=True)
+    return _set_run_as(request, name, subject, actor, granted=True)
 
 
 @router.post(USERS_PAGE + "/{name}/run-as/revoke")
@@ -119,20 +116,17 @@ def revoke_run_as(
     request: Request,
     name: str,
     subject: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    return _set_run_as(request, name, subject, csrf, actor, granted=False)
+    return _set_run_as(request, name, subject, actor, granted=False)
 
 
 @router.post(GROUPS)
 def create_group(
     request: Request,
     name: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     name = name.strip()
     try:
         services_of(request).people.create_group(name, actor=actor)
@@ -146,10 +140,8 @@ def create_group(
 def delete_group(
     request: Request,
     name: str,
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     services_of(request).people.delete_group(name, actor=actor)
     return back_to(USERS_PAGE, "groups", done="group-deleted", name=name)
 
@@ -159,10 +151,8 @@ def add_member(
     request: Request,
     name: str,
     user: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     user = user.strip()
     try:
         if not user:
@@ -184,10 +174,8 @@ def remove_member(
     request: Request,
     name: str,
     user: str,
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     services_of(request).people.set_membership(name, user, member=False, actor=actor)
     return back_to(USERS_PAGE, "groups", done="member-removed", name=name)
 
@@ -197,11 +185,10 @@ def grant_permission(
     request: Request,
     subject: Annotated[str, Form()] = "",
     permission: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Grant a domain permission to a user or group."""
-    return _set_domain_grant(request, subject, permission, csrf, actor, granted=True)
+    return _set_domain_grant(request, subject, permission, actor, granted=True)
 
 
 @router.post(PERMISSIONS + "/revoke")
@@ -209,16 +196,14 @@ def revoke_permission(
     request: Request,
     subject: Annotated[str, Form()] = "",
     permission: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    return _set_domain_grant(request, subject, permission, csrf, actor, granted=False)
+    return _set_domain_grant(request, subject, permission, actor, granted=False)
 
 
 def _set_run_as(
-    request: Request, name: str, subject: str, csrf: str, actor: Actor, *, granted: bool
+    request: Request, name: str, subject: str, actor: Actor, *, granted: bool
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     subject = subject.strip()
     try:
         parsed = Subject.parse(subject)
@@ -233,9 +218,8 @@ def _set_run_as(
 
 
 def _set_domain_grant(
-    request: Request, subject: str, permission: str, csrf: str, actor: Actor, *, granted: bool
+    request: Request, subject: str, permission: str, actor: Actor, *, granted: bool
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     subject = subject.strip()
     values = {"subject": subject, "permission": permission}
     try:
@@ -284,6 +268,7 @@ def _people_page(
         grants=grants,
         subjects=subjects,
         user_names=[person.user.name for person in users],
+        locked=services_of(request).sign_in.locked_accounts(),
         labels=DOMAIN_PERMISSION_LABELS,
         may_manage=has_domain_permission(actor.principal, DomainPermission.MANAGE_USERS),
         is_admin=actor.principal.is_admin,

@@ -14,7 +14,7 @@ from fastapi.responses import RedirectResponse, Response
 from streamjobs.domain.access import Actor, Permission
 from streamjobs.domain.errors import FieldError, InvalidInput, NotFound
 from streamjobs.domain.secrets import MAX_NAME_LENGTH
-from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
+from streamjobs.web.pages import page_actor, render, services_of
 
 router = APIRouter()
 SECRETS_PAGE = "/settings/secrets"
@@ -40,11 +40,9 @@ def put_secret(
     bundle: Annotated[str, Form()] = DEFAULT_BUNDLE,
     name: Annotated[str, Form()] = "",
     value: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Create or replace a secret, then show the bundle again (a reload sends nothing twice)."""
-    check_csrf(request, page_session(request), csrf)
     name = name.strip()
     try:
         _, outcome = services_of(request).secrets.put(bundle, name, value, actor=actor)
@@ -60,10 +58,8 @@ def delete_secret(
     request: Request,
     name: str,
     bundle: Annotated[str, Form()] = DEFAULT_BUNDLE,
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    check_csrf(request, page_session(request), csrf)
     services_of(request).secrets.delete(bundle, name, actor=actor)
     return _back_to(bundle, changed=name, result="deleted")
 

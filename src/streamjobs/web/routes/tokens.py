@@ -14,7 +14,7 @@ from fastapi.responses import RedirectResponse, Response
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import AlreadyExists, FieldError, InvalidInput
 from streamjobs.store import TokenRecord
-from streamjobs.web.pages import check_csrf, page_actor, page_session, render, services_of
+from streamjobs.web.pages import page_actor, render, services_of
 
 router = APIRouter()
 TOKENS_PAGE = "/settings/tokens"
@@ -33,11 +33,9 @@ def create_token(
     name: Annotated[str, Form()] = "",
     expires_in_days: Annotated[str, Form()] = "",
     user: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Issue a token and show it on this answer only: it is never shown again."""
-    check_csrf(request, page_session(request), csrf)
     owner = _owner(request, actor, user)
     form = {"name": name, "expires_in_days": expires_in_days}
     try:
@@ -61,11 +59,9 @@ def revoke_token(
     request: Request,
     token_id: str,
     user: Annotated[str, Form()] = "",
-    csrf: Annotated[str, Form()] = "",
     actor: Actor = Depends(page_actor),
 ) -> Response:
     """Revoke one of the owner's tokens (404 for anybody else's)."""
-    check_csrf(request, page_session(request), csrf)
     owner = _owner(request, actor, user)
     services_of(request).identity.revoke_token(owner, token_id, actor=actor)
     return RedirectResponse(_page_of(actor, owner), status_code=303)

@@ -1,0 +1,20 @@
+"""The server's HTTP application: the REST API and the web UI in one ASGI app.
+
+Put together here, above both, so that neither ``api`` nor ``web`` imports the other (an
+import-linter contract holds it); what they share is in ``streamjobs.http``.
+"""
+
+from __future__ import annotations
+
+from fastapi import FastAPI
+
+from streamjobs.api.app import create_api
+from streamjobs.services.container import Services
+from streamjobs.web.app import install_web
+
+
+def create_app(*, services: Services) -> FastAPI:
+    """The streamjobs server's ASGI application over the given services."""
+    app = create_api(services=services)
+    install_web(app)
+    return app
