@@ -132,3 +132,16 @@ def test_an_answer_after_the_whole_body_keeps_the_connection(
             answer = connection.recv(65536)
             assert answer.startswith(b"HTTP/1.1 422 "), answer[:200]
             assert b"connection: close" not in answer.lower()
+
+
+@pytest.mark.parametrize("route", ["POST /api/v1/bundles", "PUT /api/v1/jobs/anything"])
+def test_a_body_with_a_token_that_is_no_token_is_cut_off(
+    running_server: RunningServer, route: str
+) -> None:
+    """Refused before any of it is read, whichever route (a FastAPI model route reads its body
+    before its dependencies run): 401, not the 413 of a body read up to its limit."""
+    head = (
+        f"{route} HTTP/1.1\nHost: test\nContent-Type: application/json\n"
+        "Authorization: Bearer not-a-token\nTransfer-Encoding: chunked\n"
+    )
+    assert_cut_off_after(send_past_the_answer(running_server.url, head, chunked=True), 401)

@@ -86,5 +86,7 @@ def create_api(*, services: Services) -> FastAPI:
     for router in (people.router, user_sessions.router, bundles.router, audit.router):
         app.include_router(router, dependencies=[Depends(require_actor)])
     app.include_router(applications.reports_router)
-    app.add_middleware(BodyLimitMiddleware, limits=BodyLimits.of(services.settings))
+    app.add_middleware(
+        BodyLimitMiddleware, limits=BodyLimits.of(services.settings), tokens=services.identity
+    )
     return app

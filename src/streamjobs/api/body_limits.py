@@ -4,7 +4,8 @@ streams in and answers 413 as soon as it passes its route's limit.
 Counting here, under every route, means no reader (``request.body()``, FastAPI's own body and form
 parsing, a web form) can buffer more than the limit, whoever calls it. A body whose
 ``Content-Length`` already announces more is refused before a byte of it is read, and an ``/api``
-write that carries no credentials at all is refused (401) before its body is read. What a route
+write that carries no credentials at all, or a bearer token that is none, is refused (401)
+before its body is read. What a route
 does once the limit is passed is dropped: the client gets the 413, never a half-read answer.
 
 An answer given before the whole body has come in (a refusal here, or a route's that did not read
@@ -18,12 +19,15 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Protocol
 
+from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from streamjobs.api.errors import API_PREFIXES, PROBLEM_JSON, PROBLEM_TYPE_BASE
-from streamjobs.domain.errors import Unauthenticated
+from streamjobs.domain.access import Principal
+from streamjobs.domain.errors import StreamjobsError, Unauthenticated
 from streamjobs.settings import Settings
 
 REPORTS_PATH = re.compile(r"^/api/v1/applications/[^/]+/reports/?$")
@@ -66,13 +70,25 @@ class BodyTooLarge(Exception):
     answers nothing: the middleware answers 413 in its place)."""
 
 
+class BearerTokens(Protocol):
+    """Who a bearer token stands for (``IdentityService``)."""
+
+    def believed(self, token: str) -> Principal | None:
+        """The principal of a token found valid recently, without reading the store."""
+
+    def authenticate(self, token: str) -> Principal:
+        """The principal of a valid token; ``Unauthenticated`` otherwise."""
+
+
 class BodyLimitMiddleware:
     """Refuses, with a problem document, a request body past its route's limit (413) and an
-    ``/api`` write with no credentials (401), before the route reads the body."""
+    ``/api`` write with no credentials or a bearer token that is none (401), before the route
+    reads the body."""
 
-    def __init__(self, app: ASGIApp, *, limits: BodyLimits) -> None:
+    def __init__(self, app: ASGIApp, *, limits: BodyLimits, tokens: BearerTokens | None) -> None:
         self.app = app
         self.limits = limits
+        self.tokens = tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -86,7 +102,9 @@ class BodyLimitMiddleware:
         if announced is not None and announced > limit:
             await _too_large(scope, send, name, limit)
             return
-        if _lacks_credentials(scope["method"], path, headers):
+        if _lacks_credentials(scope["method"], path, headers) or not await self._believable(
+            scope["method"], path, headers
+        ):
             await _unauthenticated(scope, send, close=has_body)
             return
         counted = _CountedBody(receive, send, limit, has_body=has_body)
@@ -97,6 +115,29 @@ class BodyLimitMiddleware:
                 raise
         if counted.overflowed and not counted.response_started:
             await _too_large(scope, send, name, limit)
+
+    async def _believable(self, method: str, path: str, headers: Headers) -> bool:
+        """False for an ``/api`` write whose bearer token stands for nobody (a driver's report
+        token is its route's to check). A route's own answer covers the rest, a store that
+        cannot answer now included."""
+        scheme, _, token = headers.get("authorization", "").partition(" ")
+        if (
+            self.tokens is None
+            or method in SAFE_METHODS
+            or not path.startswith("/api/")
+            or REPORTS_PATH.match(path)
+            or scheme.lower() != "bearer"
+            or not token.strip()
+            or self.tokens.believed(token.strip()) is not None
+        ):
+            return True
+        try:
+            await run_in_threadpool(self.tokens.authenticate, token.strip())
+        except Unauthenticated:
+            return False
+        except StreamjobsError:
+            return True
+        return True
 
 
 class _CountedBody:
