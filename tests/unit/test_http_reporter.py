@@ -101,3 +101,50 @@ def test_events_reported_while_a_post_is_in_flight_are_not_lost() -> None:
     assert received == list(range(10))
     sequences = [event["sequence"] for batch in receiver.batches for event in batch["events"]]
     assert sequences == list(range(10))
+
+
+class SizeLimitedHandler(ReceiverHandler):
+    """Answers 413 to a body past 2,000 bytes, as the server does past its report limit."""
+
+    def do_POST(self) -> None:
+        if int(self.headers["Content-Length"]) > 2000:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(413)
+            self.end_headers()
+            return
+        super().do_POST()
+
+
+def test_a_batch_too_large_goes_in_halves_and_an_event_too_large_is_dropped() -> None:
+    server = Receiver()
+    server.RequestHandlerClass = SizeLimitedHandler
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/events"
+        reporter = HttpReporter(url, "t", batch_size=100)
+        for index in range(40):
+            reporter.report({"type": "progress", "index": index, "note": "x" * 200})
+        reporter.report({"type": "progress", "index": 40, "note": "x" * 5000})
+        reporter.report({"type": "progress", "index": 41})
+        reporter.close()
+    finally:
+        server.shutdown()
+    received = [event["index"] for batch in server.batches for event in batch["events"]]
+    assert received == [*range(40), 41]
+    assert reporter.dropped == 1
+
+
+def test_batches_stay_under_the_body_size_the_reporter_is_given(receiver: Receiver) -> None:
+    url = f"http://127.0.0.1:{receiver.server_address[1]}/events"
+    reporter = HttpReporter(url, "t", batch_size=100, max_body_bytes=1500)
+    for index in range(30):
+        reporter.report({"type": "progress", "index": index, "note": "x" * 200})
+    reporter.report({"type": "progress", "index": 30, "note": "x" * 3000})
+    reporter.close()
+    received = [event["index"] for batch in receiver.batches for event in batch["events"]]
+    assert received == list(range(31))
+    sizes = [len(json.dumps(batch)) for batch in receiver.batches if len(batch["events"]) > 1]
+    assert sizes
+    assert max(sizes) <= 1500
+    assert reporter.dropped == 0

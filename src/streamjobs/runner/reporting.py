@@ -15,6 +15,7 @@ import urllib.error
 import urllib.request
 from collections import deque
 from collections.abc import Callable
+from enum import Enum
 from typing import IO, Any, Protocol
 
 Event = dict[str, Any]
@@ -56,6 +57,10 @@ class HttpReporter:
     server is away, events wait in the buffer (oldest dropped past ``capacity``) and are retried
     with a growing pause. Each event carries a ``sequence`` number, counted from 0 by this
     reporter, so the server can ignore a batch it receives twice (a post whose answer was lost).
+    A batch is never larger than ``max_body_bytes`` when encoded (unless it is one event): the
+    server refuses bodies past its limit, 1 MiB by default, and may cut the connection before a
+    client has sent them whole. A batch it refuses for its size (413) all the same is sent again in
+    halves; a single event it refuses is dropped (counted in ``dropped``), never retried for ever.
     """
 
     def __init__(
@@ -67,6 +72,7 @@ class HttpReporter:
         batch_size: int = 100,
         timeout: float = 5.0,
         max_pause: float = 10.0,
+        max_body_bytes: int = 512 * 1024,
     ) -> None:
         self._url = url
         self._token = token
@@ -75,6 +81,7 @@ class HttpReporter:
         self._batch_size = batch_size
         self._timeout = timeout
         self._max_pause = max_pause
+        self._max_body_bytes = max_body_bytes
         self._wake = threading.Condition()
         self._closing = False
         self.dropped = 0
@@ -98,29 +105,39 @@ class HttpReporter:
         self._thread.join(timeout=deadline_seconds)
 
     def _deliver(self) -> None:
-        pause = 0.0
+        pause, batch_size = 0.0, self._batch_size
         while True:
             with self._wake:
                 while not self._buffer and not self._closing:
                     self._wake.wait()
                 if not self._buffer:
                     return
-                batch = [self._buffer[i] for i in range(min(self._batch_size, len(self._buffer)))]
-            if self._post(batch):
+                size = min(batch_size, len(self._buffer))
+                batch = [self._buffer[i] for i in range(size)]
+            body = json.dumps({"events": batch}, default=str).encode()
+            if len(body) > self._max_body_bytes and len(batch) > 1:
+                batch_size = len(batch) // 2
+                continue
+            answer = self._post(body)
+            if answer is _Answer.TOO_LARGE and len(batch) > 1:
+                batch_size = len(batch) // 2
+                continue
+            if answer is not _Answer.REFUSED:
                 with self._wake:
                     # Events dropped while posting moved the buffer on: remove by sequence.
                     posted = batch[-1]["sequence"]
                     while self._buffer and self._buffer[0]["sequence"] <= posted:
                         self._buffer.popleft()
-                pause = 0.0
+                    if answer is _Answer.TOO_LARGE:
+                        self.dropped += 1
+                pause, batch_size = 0.0, self._batch_size
                 continue
             if self._closing:
                 return
             pause = min(self._max_pause, max(0.5, pause * 2))
             time.sleep(pause)
 
-    def _post(self, batch: list[Event]) -> bool:
-        body = json.dumps({"events": batch}, default=str).encode()
+    def _post(self, body: bytes) -> _Answer:
         request = urllib.request.Request(
             self._url,
             data=body,
@@ -129,9 +146,21 @@ class HttpReporter:
         )
         try:
             with urllib.request.urlopen(request, timeout=self._timeout) as response:
-                return 200 <= response.status < 300
+                return _Answer.STORED if 200 <= response.status < 300 else _Answer.REFUSED
+        except urllib.error.HTTPError as error:
+            return _Answer.TOO_LARGE if error.code == 413 else _Answer.REFUSED
         except (urllib.error.URLError, OSError, ValueError):
-            return False
+            return _Answer.REFUSED
+
+
+class _Answer(Enum):
+    """What became of a posted batch."""
+
+    STORED = "stored"
+    TOO_LARGE = "too large"
+    """The server refused the batch for its size (413): smaller batches may pass."""
+    REFUSED = "refused"
+    """No answer, or another refusal: the same batch is posted again after a pause."""
 
 
 class ProgressPrinter:
