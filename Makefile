@@ -7,8 +7,18 @@ SOURCES := src tests bench
 
 .PHONY: run test lint bench java postgres maven chromium sandbox clean
 
-run: java sandbox $(VENV)/.installed-run
+# Every step that can take more than a few seconds says what it does first (`step`; no commas in
+# its text, they would split the call's arguments), and pip shows its downloads and builds: a
+# first run builds pyspark for about a minute, which must not look hung.
+step = @printf '\n==> %s\n' $(1)
+PIP_INSTALL := $(BIN)/pip install --progress-bar on
+
+run: java sandbox maven $(VENV)/.installed-run
+	$(call step,"Preparing the store in .streamjobs (migrating it when needed) and the admin")
 	$(BIN)/streamjobs admin bootstrap
+	$(call step,"Resolving the examples' connector jars (the first time downloads them from Maven Central)")
+	$(BIN)/streamjobs admin resolve-jars --no-fail examples
+	$(call step,"Starting the server with the examples")
 	$(BIN)/streamjobs server --load-examples examples
 
 test: java sandbox postgres maven chromium $(VENV)/.installed-dev lint
@@ -46,15 +56,19 @@ sandbox:
 	@scripts/ensure-sandbox.sh
 
 $(VENV)/bin/python:
+	$(call step,"Creating the virtual environment $(VENV)")
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+	$(call step,"Upgrading pip")
+	$(PIP_INSTALL) --upgrade pip
 
 $(VENV)/.installed-run: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e .
+	$(call step,"Installing streamjobs and pyspark (the first time building pyspark takes a minute or two)")
+	$(PIP_INSTALL) -e .
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(VENV)/bin/python
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(call step,"Installing streamjobs with its test tools (the first time building pyspark takes a minute or two)")
+	$(PIP_INSTALL) -e '.[dev]'
 	touch $@ $(VENV)/.installed-run
 
 clean:

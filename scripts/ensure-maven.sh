@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs Maven from Debian's package when `mvn` is missing: the tests resolve the Kafka broker
-# and the Spark connector jars with it.
+# Installs Maven from Debian's package when `mvn` is missing: `streamjobs dev kafka` (the broker
+# for the Kafka example, `make run`) and the tests resolve the Kafka broker's jars with it. The
+# server itself needs no `mvn`: it resolves jobs' jars with Spark's own resolver.
 set -euo pipefail
 command -v mvn >/dev/null 2>&1 && exit 0
 if ! command -v apt-get >/dev/null 2>&1; then
-  echo "The tests need Maven ('mvn'); install it with your package manager." >&2
+  echo "The Kafka development broker and the tests need Maven ('mvn'); install it with your package manager." >&2
   exit 1
 fi
 sudo=""

@@ -5,7 +5,11 @@
 2. The Spark connectors of every format (Kafka, Delta, Iceberg, JDBC) and the jars passed to Spark
    from the local Maven repository, with ``mvn``.
 3. Spark's own resolver (Ivy) for each connector alone and for all together, repairing what it
-   misses in ``~/.m2/repository`` (see ``streamjobs.devtools.spark_packages``).
+   misses in ``~/.m2/repository`` (see ``streamjobs.devtools.spark_packages``): for the Spark
+   sessions the tests start in-process.
+4. What the server resolves before it starts the examples' drivers (``streamjobs.launch.jars``,
+   into ``STREAMJOBS_MAVEN_REPOSITORY`` and ``STREAMJOBS_IVY_DIRECTORY``), as
+   ``streamjobs admin resolve-jars examples`` does for ``make run``.
 
 A warm cache makes each step offline and quick; step 3 is skipped where a stamp says it already
 succeeded (``--force`` redoes it). Run it with the project's Python:
@@ -20,6 +24,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from pathlib import Path
 
+from streamjobs.cli.jar_commands import jobs_by_request
 from streamjobs.devtools.kafka import BROKER_COORDINATES
 from streamjobs.devtools.maven import ResolutionError, ToolUnavailableError, resolve_classpath
 from streamjobs.devtools.spark_packages import warm_spark_resolver
@@ -29,6 +34,11 @@ from streamjobs.domain.connectors import (
     packages_for,
     spark_conf_for,
 )
+from streamjobs.domain.jar_requests import JarRequest
+from streamjobs.launch.jars import SparkJarResolver
+from streamjobs.settings import Settings
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def one_format_per_connector() -> list[str]:
@@ -49,6 +59,7 @@ def main(arguments: list[str]) -> int:
         # Each connector alone and all together: Ivy may pick other versions in each case.
         for group in [*([name] for name in formats), formats]:
             _timed(f"Spark's resolver for {'+'.join(group)}", partial(_warm, group, force))
+        _resolve_for_the_server(force)
     except (ToolUnavailableError, ResolutionError) as failure:
         print(f"resolve-jars: {failure}", file=sys.stderr)
         return 1
@@ -58,6 +69,23 @@ def main(arguments: list[str]) -> int:
 def _warm(formats: list[str], force: bool) -> str:
     ran = warm_spark_resolver(packages_for(formats), spark_conf_for(formats), force=force)
     return "resolved" if ran else "resolved before (stamp)"
+
+
+def _resolve_for_the_server(force: bool) -> None:
+    settings = Settings()
+    resolver = SparkJarResolver.installed(
+        maven_repository=settings.maven_repository, ivy_directory=settings.ivy_directory
+    )
+    wanted = jobs_by_request([EXAMPLES], checkpoint_root=settings.resolved_checkpoint_root)
+    for request, jobs in wanted.items():
+
+        def resolve(request: JarRequest = request) -> str:
+            outcome = resolver.resolve(request, force=force)
+            if outcome.error is not None:
+                raise ResolutionError(outcome.error)
+            return f"{len(outcome.jars)} jars"
+
+        _timed(f"The server's jars for {', '.join(jobs)}", resolve)
 
 
 def _describe(jars: Iterable[Path]) -> str:

@@ -9,12 +9,14 @@ that cannot be served stops the build with ``StoreUnusable`` before anything ans
 from __future__ import annotations
 
 import gc
+import logging.config
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI
 
+from streamjobs.console_log import server_log_config
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.manifest import Deployment
 from streamjobs.launch.base import Launcher
@@ -51,6 +53,8 @@ class Server:
         """Start the supervisor and answer HTTP on the settings' host and port until stopped."""
         import uvicorn
 
+        log_config = server_log_config()
+        logging.config.dictConfig(log_config)  # before the supervisor's first decisions
         if self.supervisor is not None:
             self.supervisor.start()
         # What start-up made (modules, the app and its routes, compiled statements: most of the
@@ -63,6 +67,7 @@ class Server:
                 self.asgi,
                 host=self.settings.host,
                 port=self.settings.port,
+                log_config=log_config,
                 **uvicorn_proxy_options(self.settings),
             )
         finally:

@@ -204,6 +204,20 @@ class Settings(BaseSettings):
         "the database's lock before it is refused (503, the database is locked).",
     )
 
+    # Connector jars (issue 21, jars): where the server resolves the jars jobs need before their
+    # drivers start (launch.jars), so a test can point both at empty directories.
+    maven_repository: Path = Field(
+        default=Path.home() / ".m2" / "repository",
+        description="The local Maven repository the server reads and writes connector jars in "
+        "(the one `mvn` uses); Spark's resolver looks there first.",
+    )
+    ivy_directory: Path = Field(
+        default=Path.home() / ".ivy2.5.2",
+        description="Spark's resolver (Ivy) directory where the server resolves jobs' packages; "
+        "drivers are given the jar files from it. Its streamjobs-resolved/ keeps what was "
+        "resolved (delete it to resolve again).",
+    )
+
     @field_validator("default_data_roots")
     @classmethod
     def _absolute_locations(cls, roots: list[str]) -> list[str]:

@@ -221,7 +221,8 @@ def test_two_jobs_may_not_write_one_output_nor_one_inside_the_other(
     nested = refused(create(api, job(f"two-{suffix}", place, inside)), 409)
     assert "lies inside an output of job" in nested["spec.pipeline.outputs[0].path"]
     around = ("spec.pipeline.streaming.checkpointLocation", place)
-    holding = refused(create(api, job(f"two-{suffix}", place, around)), 409)
+    own_output = ("spec.pipeline.outputs[0].path", f"{place}-own")
+    holding = refused(create(api, job(f"two-{suffix}", place, around, own_output)), 409)
     assert "holds an output of job" in holding["spec.pipeline.streaming.checkpointLocation"]
 
 
@@ -234,7 +235,7 @@ def test_a_job_may_not_read_inside_another_jobs_checkpoint(api: httpx.Client, pl
     errors = refused(create(api, reader), 409)
     assert errors["spec.pipeline.steps[0].sequence[0].sql"] == (
         f"file://{place}/cp/evens/offsets lies inside the checkpoint of job 'owner-{suffix}'; "
-        "a job may not read inside another job's checkpoint"
+        "a job may not read at, inside or around another job's checkpoint"
     )
 
 

@@ -7,13 +7,14 @@ import re
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.conftest import Server
 from tests.browser.helpers import (
     SPARK_WAIT_MS,
     application_state,
     badge,
+    focused,
     manifest,
     pipeline_yaml,
     tab_to,
@@ -21,6 +22,7 @@ from tests.browser.helpers import (
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.spark]
+MENU_ITEMS = 5
 
 
 def test_create_a_job_with_the_keyboard_alone(
@@ -58,8 +60,9 @@ def test_run_and_abort_with_the_keyboard_alone(
     row = page.get_by_role("row").filter(has=first)
     tab_to(page, row.get_by_role("button", name="Actions"))
     page.keyboard.press("Enter")
+    # The menu opens on its first item (Stop app); the arrow keys move through it.
     abort_item = row.get_by_role("menuitem", name="Abort app")
-    tab_to(page, abort_item.or_(row.get_by_role("button", name="Abort app")))
+    arrow_to(page, abort_item)
     page.keyboard.press("Enter")
     tab_to(page, page.get_by_role("button", name="Yes, abort it"))
     page.keyboard.press("Space")
@@ -80,6 +83,16 @@ def test_run_and_abort_with_the_keyboard_alone(
     page.keyboard.press("Space")
     expect(badge(page, "Aborted")).to_be_visible(timeout=SPARK_WAIT_MS)
     assert application_state(server_api, _id_of(page.url)) == "ABORTED"
+
+
+def arrow_to(page: Page, item: Locator) -> None:
+    """Press ArrowDown in an open menu until ``item`` has the focus."""
+    expect(item).to_be_visible()
+    for _ in range(MENU_ITEMS):
+        if focused(item):
+            return
+        page.keyboard.press("ArrowDown")
+    raise AssertionError(f"ArrowDown never reached {item}")
 
 
 def _id_of(url: str | None) -> str:

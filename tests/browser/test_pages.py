@@ -85,7 +85,6 @@ def test_the_job_form_names_every_field_of_the_contract(page: Page) -> None:
         "Namespace",
         "Run as user",
         "Application type",
-        "Image",
         "Main class",
         "Main application file",
         "Pipeline (YAML)",

@@ -35,16 +35,16 @@ def test_run_list_describe_events_logs_stop(cli: CliRunner, stage: Stage) -> Non
     listed = run(cli, "get", "apps", "ticks")
     assert listed.exit_code == 0, listed.output
     assert "ticks-1" in listed.output
-    assert "RUNNING" in listed.output
+    assert "Running" in listed.output
 
     jobs = run(cli, "get", "jobs")
-    assert "RUNNING" in jobs.output
+    assert "Running" in jobs.output
     assert "IN ROWS/S" in jobs.output
     assert "Latest run:     ticks-1" in run(cli, "describe", "job", "ticks").output
 
     described = run(cli, "describe", "app", application_id)
     assert described.exit_code == 0, described.output
-    assert "State:           RUNNING" in described.output
+    assert "State:           Running" in described.output
     assert "driver-running" in described.output
 
     log = Path(stage.launcher.drivers[-1].handle.directory) / "stderr.log"
@@ -102,6 +102,6 @@ def test_describe_says_when_a_restart_is_due_and_when_its_held_queries_start(
     assert f"Next attempt:    {due}" in run(cli, "describe", "app", application_id).output
     stage.tick()  # submitted the lead early: its driver holds the queries until then
     described = run(cli, "describe", "app", application_id).output
-    assert "State:           STARTING" in described
+    assert "State:           Starting" in described
     assert f"Queries start:   {due}" in described
     assert "its queries start at 00:00:11 UTC" in described

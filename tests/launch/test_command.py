@@ -13,13 +13,11 @@ import yaml
 from streamjobs.domain.connections import parse_connection
 from streamjobs.domain.manifest import StreamingJob
 from streamjobs.domain.spec import parse_manifest
+from streamjobs.launch.attempt_directory import CONNECTIONS_FILE, MANIFEST_FILE, attempt_files
 from streamjobs.launch.base import AttemptSpec, LaunchFailed, NodeSize
 from streamjobs.launch.command import (
-    CONNECTIONS_FILE,
-    MANIFEST_FILE,
     DriverCommand,
     Toolchain,
-    attempt_files,
     local_path,
     master_for,
     paths_to_check,

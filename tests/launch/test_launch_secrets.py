@@ -18,8 +18,8 @@ from streamjobs.composition import server_over
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.manifest import Deployment
+from streamjobs.launch.attempt_directory import SECRET_CONF_FILE
 from streamjobs.launch.base import DriverHandle
-from streamjobs.launch.command import SECRET_CONF_FILE
 from streamjobs.services.container import Services, launchers_for, open_services
 from streamjobs.settings import Settings
 from streamjobs.supervisor.attempts import AttemptFactory

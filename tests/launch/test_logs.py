@@ -37,6 +37,8 @@ def test_a_byte_range(tmp_path: Path) -> None:
     assert read_range(log, 7) == b"789"
     assert read_range(log, 8, 100) == b"89"
     assert read_range(log, 20, 30) == b""
+    assert read_range(log, 5, 2**70) == b"56789"  # no buffer the size of the range
+    assert read_range(log, 2**62, 2**63) == b""  # no seek far beyond the end
     with pytest.raises(FileNotFoundError):
         read_range(tmp_path / "missing.log", 0, 1)
 

@@ -7,16 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from streamjobs.launch.base import LaunchFailed
-from streamjobs.launch.command import (
+from streamjobs.launch.attempt_directory import (
     REPORT_TOKEN_FILE,
     SECRET_CONF_FILE,
-    Toolchain,
     attempt_files,
     private_files,
     secret_properties,
-    spark_submit_command,
 )
+from streamjobs.launch.base import LaunchFailed
+from streamjobs.launch.command import Toolchain, spark_submit_command
 from tests.factories import python_manifest
 from tests.launch.conftest import attempt_for
 

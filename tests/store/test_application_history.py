@@ -112,6 +112,30 @@ def test_events_read_back_in_the_order_they_were_added(
     assert [event.kind for event in after_second] == ["first-batch-committed", "driver-exited"]
 
 
+def test_events_page_newest_first_before_an_id(
+    store: Store, add_application: AddApplication, clock: FakeClock
+) -> None:
+    application = add_application("orders")
+    other = add_application("payments")
+    with store.transaction() as repos:
+        for number in range(5):
+            repos.applications.add_event(
+                application.id, at=clock.now(), kind="note", message=str(number)
+            )
+            repos.applications.add_event(other.id, at=clock.now(), kind="noise", message="-")
+    with store.transaction() as repos:
+        newest = repos.applications.events(application.id, newest_first=True, limit=2)
+        older = repos.applications.events(
+            application.id, newest_first=True, before_id=newest[-1].id, limit=2
+        )
+        oldest = repos.applications.events(
+            application.id, newest_first=True, before_id=older[-1].id, limit=2
+        )
+    assert [event.message for event in newest] == ["4", "3"]
+    assert [event.message for event in older] == ["2", "1"]
+    assert [event.message for event in oldest] == ["0"]
+
+
 def report(sequence: int, kind: str = "progress", **fields: Any) -> dict[str, Any]:
     """A runner event as ``HttpReporter`` sends it."""
     return {"type": kind, "sequence": sequence, "id": "query-1", **fields}

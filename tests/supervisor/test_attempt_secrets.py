@@ -47,7 +47,11 @@ def test_every_kind_of_secret_reaches_the_attempt_from_the_jobs_bundle(world: Wo
     assert attempt.spark_conf_secrets == {"spark.ssl.keyPassword": "payments-ssl"}
 
 
-def test_a_missing_secret_fails_the_submission_naming_the_field(world: World) -> None:
+def test_a_secret_deleted_after_the_run_fails_the_submission_naming_the_field(
+    world: World,
+) -> None:
+    """Run refuses a job whose secrets are missing (``services.run_checks``); one deleted
+    between the Run and the launch fails the submission."""
     world.create_job(
         "needs-secrets",
         configuration={
@@ -55,7 +59,12 @@ def test_a_missing_secret_fails_the_submission_naming_the_field(world: World) ->
             "sparkConfSecrets": {"spark.ssl.keyPassword": "ssl-password"},
         },
     )
-    application_id = run_once(world, "needs-secrets")
+    for name in ("db-password", "ssl-password"):
+        world.services.secrets.put("default", name, "soon gone", actor=ALICE)
+    application_id = world.services.applications.run("needs-secrets", actor=ALICE).id
+    for name in ("db-password", "ssl-password"):
+        world.services.secrets.delete("default", name, actor=ALICE)
+    world.tick()
     world.tick()
     message = world.failed_submission(application_id)
     assert "spec.configuration.envSecrets.DB_PASSWORD: secret 'db-password'" in message

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamjobs.domain.states import AppState
-from streamjobs.launch.command import REPORT_TOKEN_FILE, SECRET_CONF_FILE, STDERR_FILE
+from streamjobs.launch.attempt_directory import REPORT_TOKEN_FILE, SECRET_CONF_FILE, STDERR_FILE
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
 from streamjobs.supervisor.reconcile import Timing

@@ -111,9 +111,47 @@ class TestStarting:
     def test_a_launch_that_failed_outright_counts_as_a_submission_failure(self) -> None:
         action = one(app(attempt=1, launch_error="no such file: /jobs/app.py"))
         assert action.event is AppEvent.FAILED
-        assert action.note is not None
-        assert "code unknown" in action.note[1]
+        assert action.note == (
+            "failed",
+            "submission failed before the driver started: no such file: /jobs/app.py; "
+            "failed to start; no retries",
+        )
         assert action.changes["error_message"] == "no such file: /jobs/app.py"
+
+    def test_a_driver_that_failed_to_start_gives_the_cause_its_logs_name(self) -> None:
+        policy = {"type": "OnFailure", "onSubmissionFailureRetries": 2}
+        failed = app(attempt=1, exit_code=1, failure_cause="KeyError: 'x'", policy=policy)
+        action = one(failed)
+        assert action.event is AppEvent.RERUN_SCHEDULED
+        assert action.changes["error_message"] == "KeyError: 'x'"
+        assert action.note == (
+            "restarting",
+            "driver exited with code 1: KeyError: 'x'; failed to start; "
+            "restarting in 5 s (retry 1 of 2)",
+        )
+
+    def test_without_a_cause_in_its_logs_the_exit_code_is_the_error(self) -> None:
+        action = one(app(attempt=1, exit_code=3))
+        assert action.changes["error_message"] == "the driver failed to start (exit code 3)"
+        assert action.note == ("failed", "driver exited with code 3; failed to start; no retries")
+
+    def test_a_cause_in_the_logs_is_preferred_to_the_launch_error(self) -> None:
+        """A server that stopped while starting the driver: the next one found it had exited."""
+        settled = app(
+            attempt=1,
+            exit_code=1,
+            launch_error="the driver, started by a server that stopped, exited with code 1",
+            failure_cause="ModuleNotFoundError: No module named 'requests'",
+        )
+        action = one(settled)
+        assert action.changes["error_message"] == "ModuleNotFoundError: No module named 'requests'"
+        assert action.note is not None
+        assert action.note[1].startswith("driver exited with code 1: ModuleNotFoundError")
+
+    def test_a_success_has_no_error_whatever_its_logs_say(self) -> None:
+        action = one(app(attempt=1, exit_code=0, failure_cause="KeyError: 'x'"))
+        assert action.event is AppEvent.FINISHED
+        assert action.changes["error_message"] is None
 
     def test_a_very_short_finite_job_completes(self) -> None:
         assert one(app(attempt=1, exit_code=0)).event is AppEvent.FINISHED
@@ -152,6 +190,41 @@ class TestRunning:
         action = one(self.running(exit_code=1, policy=policy, counters=counters))
         assert action.event is AppEvent.FAILED
         assert action.changes["error_message"] == "the driver failed (exit code 1)"
+
+    def test_a_failure_while_running_gives_the_cause_its_logs_name(self) -> None:
+        cause = "AnalysisException: [PATH_NOT_FOUND] Path does not exist: file:/data/in."
+        action = one(self.running(exit_code=1, failure_cause=cause))
+        assert action.event is AppEvent.FAILED
+        assert action.changes["error_message"] == cause
+        assert action.note == ("failed", f"driver exited with code 1: {cause}; failed; no retries")
+
+    def test_a_driver_whose_exit_code_is_lost_says_so(self) -> None:
+        action = one(self.running(exit_code=None))
+        assert action.note is not None
+        assert action.note[1].startswith("the driver ended with an unknown exit code; failed")
+
+    def test_always_restarts_a_failure_to_start_only_within_its_bound(self) -> None:
+        policy = {"type": "Always", "onSubmissionFailureRetries": 1}
+        first = one(app(attempt=1, exit_code=1, policy=policy))
+        assert first.event is AppEvent.RERUN_SCHEDULED
+        spent = RetryCounters(submission_failures=1)
+        second = one(app(attempt=2, exit_code=1, policy=policy, counters=spent))
+        assert second.event is AppEvent.FAILED
+        assert second.note is not None
+        assert second.note[1].endswith("failed to start; 1 retry spent")
+
+    def test_repeated_failures_to_start_wait_longer_each_time(self) -> None:
+        policy = {
+            "type": "Always",
+            "onSubmissionFailureRetries": 5,
+            "onSubmissionFailureRetryInterval": 6,
+        }
+        waits = []
+        for failures in range(4):
+            counters = RetryCounters(submission_failures=failures)
+            action = one(app(attempt=failures + 1, exit_code=1, policy=policy, counters=counters))
+            waits.append(action.changes["next_attempt_at"] - NOW)
+        assert waits == [timedelta(seconds=s) for s in (6, 12, 24, 48)]
 
     def test_spent_retries_suspend_when_the_job_says_so(self) -> None:
         action = one(self.running(exit_code=137, suspend_on_failure=True))

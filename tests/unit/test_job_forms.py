@@ -1,4 +1,5 @@
-"""The job form as data: form fields -> manifest -> form, what each type keeps, where errors go."""
+"""The job form as data: form fields -> manifest -> form, what each type keeps (where errors go:
+``test_job_form_errors.py``)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,8 @@ from typing import Any
 
 import pytest
 
-from streamjobs.domain.errors import FieldError
 from streamjobs.domain.spec import parse_manifest
 from streamjobs.web.job_form_controls import DEFAULT_PIPELINE, Row
-from streamjobs.web.job_form_errors import form_errors, place_error
 from streamjobs.web.job_forms import (
     ControlError,
     JobForm,
@@ -20,8 +19,8 @@ from streamjobs.web.job_forms import (
     manifest_from_form,
     pipeline_check_manifest,
 )
-from streamjobs.web.yaml_text import line_of, path_parts, read_mapping
-from tests.factories import jvm_manifest, pipeline_manifest
+from streamjobs.web.yaml_text import read_mapping
+from tests.factories import changed, jvm_manifest, pipeline_manifest, python_manifest
 
 ROOT = "file:///var/lib/streamjobs/checkpoints"
 
@@ -35,7 +34,6 @@ def every_field() -> dict[str, list[str]]:
         "namespace": ["team-a"],
         "run_as": ["svc-payments"],
         "app_type": ["python"],
-        "image": ["registry.example.com/data/orders:1.4"],
         "main_class": ["com.example.Ignored"],
         "main_file": ["local:///app/job.py"],
         "pipeline": ["inputs: []"],
@@ -49,7 +47,6 @@ def every_field() -> dict[str, list[str]]:
         "spark_conf_secrets_value": ["ssl-password"],
         "arguments": ["--since", "yesterday", ""],
         "java_options": ["-XX:+UseG1GC"],
-        "config_maps": ["common"],
         "jars": ["file:///opt/jars/a.jar"],
         "files": ["file:///etc/app.conf"],
         "py_files": ["local:///app/lib.zip"],
@@ -58,8 +55,6 @@ def every_field() -> dict[str, list[str]]:
         "driver": ["medium"],
         "executor": ["large"],
         "executors": ["3"],
-        "volume_size": ["10Gi"],
-        "volume_mount": ["/data"],
         "restart_policy": ["OnFailure"],
         "submission_retries": ["2"],
         "submission_retry_interval": ["10"],
@@ -89,7 +84,6 @@ class TestFormToManifest:
                 "runAs": "svc-payments",
                 "application": {
                     "type": "python",
-                    "image": "registry.example.com/data/orders:1.4",
                     "mainApplicationFile": "local:///app/job.py",
                     "arguments": ["--since", "yesterday"],
                 },
@@ -98,7 +92,6 @@ class TestFormToManifest:
                     "envSecrets": {"API_KEY": "payments-api-key"},
                     "sparkConf": {"spark.sql.shuffle.partitions": "8"},
                     "sparkConfSecrets": {"spark.ssl.keyPassword": "ssl-password"},
-                    "configMaps": ["common"],
                     "javaOptions": "-XX:+UseG1GC",
                 },
                 "dependencies": {
@@ -112,7 +105,6 @@ class TestFormToManifest:
                     "driver": "medium",
                     "executor": "large",
                     "executors": 3,
-                    "volume": {"size": "10Gi", "mountPath": "/data"},
                 },
                 "restartPolicy": {
                     "type": "OnFailure",
@@ -121,7 +113,7 @@ class TestFormToManifest:
                     "onFailureRetries": 3,
                     "onFailureRetryInterval": 30,
                 },
-                "processing": {"guarantee": "EXACTLY_ONCE"},
+                "processing": {},
             },
         }
         parse_manifest(built.manifest, checkpoint_root=ROOT)
@@ -155,17 +147,42 @@ class TestFormToManifest:
         base = {"spec": {"instance": {"executor": "medium", "executors": 2, "dynamic": True}}}
         fields = every_field() | {"deployment": ["singleNode"]}
         instance = manifest_from_form(form_from_fields(fields), base).manifest["spec"]["instance"]
-        assert instance == {
-            "deployment": "singleNode",
-            "driver": "medium",
-            "volume": {"size": "10Gi", "mountPath": "/data"},
-        }
+        assert instance == {"deployment": "singleNode", "driver": "medium"}
 
-    def test_retries_are_taken_only_for_on_failure(self) -> None:
-        for policy in ("Never", "Always"):
-            fields = every_field() | {"restart_policy": [policy]}
-            restart = manifest_from_form(form_from_fields(fields)).manifest["spec"]["restartPolicy"]
-            assert restart == {"type": policy}
+    def test_kubernetes_fields_and_a_programs_guarantee_are_dropped_from_the_base(self) -> None:
+        base = changed(
+            python_manifest("app"),
+            ("spec.application.image", "registry.example.com/app:1"),
+            ("spec.configuration.configMaps", ["common"]),
+            ("spec.instance.volume", {"size": "1Gi", "mountPath": "/data"}),
+            ("spec.processing", {"guarantee": "AT_LEAST_ONCE", "suspendOnFailure": True}),
+        )
+        form = form_from_manifest(base)
+        spec = manifest_from_form(form, base).manifest["spec"]
+        assert "image" not in spec["application"]
+        assert "configMaps" not in spec["configuration"]
+        assert "volume" not in spec["instance"]
+        assert spec["processing"] == {"suspendOnFailure": True}
+        parse_manifest(manifest_from_form(form, base).manifest, checkpoint_root=ROOT)
+        pipeline = manifest_from_form(replace(form, app_type="pipeline", guarantee="NONE"))
+        assert pipeline.manifest["spec"]["processing"] == {"guarantee": "NONE"}
+
+    def test_never_takes_no_retries(self) -> None:
+        fields = every_field() | {"restart_policy": ["Never"]}
+        restart = manifest_from_form(form_from_fields(fields)).manifest["spec"]["restartPolicy"]
+        assert restart == {"type": "Never"}
+
+    def test_always_takes_its_submission_retries_and_the_wait_before_a_restart(self) -> None:
+        """Always bounds failures to start as OnFailure does; restarts after a run are
+        unlimited, so the failure retries are not taken."""
+        fields = every_field() | {"restart_policy": ["Always"]}
+        restart = manifest_from_form(form_from_fields(fields)).manifest["spec"]["restartPolicy"]
+        assert restart == {
+            "type": "Always",
+            "onSubmissionFailureRetries": 2,
+            "onSubmissionFailureRetryInterval": 10,
+            "onFailureRetryInterval": 30,
+        }
 
     def test_what_the_form_does_not_show_is_kept_from_the_base(self) -> None:
         base = pipeline_manifest("ticks")
@@ -301,89 +318,6 @@ class TestManifestToForm:
         document["metadata"]["resourceVersion"] = "3"
         form = duplicate_form(document, "ticks")
         assert (form.name, form.resource_version, form.duplicate_of) == ("ticks-copy", "", "ticks")
-
-
-class TestErrorPlacement:
-    @pytest.mark.parametrize(
-        ("path", "control"),
-        [
-            ("metadata.name", "name"),
-            ("metadata.namespace", "namespace"),
-            ("spec.bundle", "bundle"),
-            ("spec.application.mainClass", "main_class"),
-            ("spec.application.mainApplicationFile", "main_file"),
-            ("spec.instance.executors", "executors"),
-            ("spec.instance.volume.mountPath", "volume_mount"),
-            ("spec.restartPolicy.onFailureRetries", "failure_retries"),
-            ("spec.restartPolicy.onSubmissionFailureRetryInterval", "submission_retry_interval"),
-            ("spec.processing.guarantee", "guarantee"),
-            ("spec.configuration.javaOptions", "java_options"),
-            ("spec.application.arguments[1]", "arguments_1"),
-            ("spec.dependencies.packages[0]", "packages_0"),
-            ("spec.dependencies.packages[5]", "packages"),
-            ("spec.configuration.env", "env"),
-            ("spec.processing.snapshotIntervalMillis", ""),
-            ("metadata.resourceVersion", ""),
-            ("", ""),
-        ],
-    )
-    def test_a_path_goes_to_its_control(self, path: str, control: str) -> None:
-        form = form_from_fields(every_field())
-        assert place_error(FieldError(path, "is wrong"), form).control == control
-
-    def test_a_mapping_error_goes_to_the_key_or_the_value_of_its_row(self) -> None:
-        form = form_from_fields({"tags_key": ["ok", "bad key"], "tags_value": ["x y", "v"]})
-        about_key = FieldError('metadata.tags["bad key"]', "'bad key' is not a valid tag key: ...")
-        about_value = FieldError("metadata.tags.ok", "'x y' is not a valid tag value: ...")
-        assert place_error(about_key, form).control == "tags_key_1"
-        assert place_error(about_value, form).control == "tags_value_0"
-
-    def test_a_pipeline_error_gets_the_line_of_its_field(self) -> None:
-        form = replace(JobForm(), pipeline=DEFAULT_PIPELINE)
-        error = place_error(FieldError("spec.pipeline.outputs[0].format", "no"), form)
-        expected = DEFAULT_PIPELINE.splitlines().index("    format: parquet") + 1
-        assert (error.control, error.line, error.path) == (
-            "pipeline",
-            expected,
-            "spec.pipeline.outputs[0].format",
-        )
-
-    def test_service_errors_on_a_control_with_a_form_problem_are_left_out(self) -> None:
-        form = replace(JobForm(), pipeline="[")
-        built = manifest_from_form(form)
-        errors = form_errors(
-            built.problems,
-            [FieldError("spec.pipeline", "is required"), FieldError("metadata.name", "empty")],
-            form,
-        )
-        assert [e.control for e in errors.items] == ["pipeline", "name"]
-        assert errors.placed == 2
-        assert errors.summary == []
-
-
-class TestYamlLines:
-    TEXT = "a:\n  b:\n    - x: 1\n    - x: 2\n      y: {z: 3}\n"
-
-    @pytest.mark.parametrize(
-        ("path", "line"),
-        [("a", 1), ("a.b", 2), ("a.b[1]", 4), ("a.b[1].y", 5), ("a.b[1].missing", 4), ("q", 1)],
-    )
-    def test_the_line_of_a_path(self, path: str, line: int) -> None:
-        parts = path_parts(path)
-        assert parts is not None
-        assert line_of(self.TEXT, parts) == line
-
-    def test_paths_with_quoted_keys(self) -> None:
-        assert path_parts('spec.env["a.b"].c[2]') == ["spec", "env", "a.b", "c", 2]
-        assert path_parts("line 3, column 4") is None
-
-    def test_unreadable_text_has_no_lines(self) -> None:
-        assert line_of("a: [", ["a"]) is None
-
-    def test_several_documents_are_refused(self) -> None:
-        block, problems = read_mapping("a: 1\n---\nb: 2\n", what="the pipeline")
-        assert block is None
-        assert problems[0].line == 2  # the second document starts at its ---
 
 
 def test_the_pipeline_check_manifest_is_valid_around_a_valid_block() -> None:

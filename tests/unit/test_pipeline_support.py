@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from tests.unit.manifests import assert_error, changed, parse, pipeline_manifest
+from tests.unit.manifests import DELETE, assert_error, changed, parse, pipeline_manifest
 
 KAFKA_IN = {"name": "ticks", "format": "kafkajson", "dataset": "kafka-main:in", "schema": "a INT"}
 KAFKA_OUT = {
@@ -79,7 +79,10 @@ def test_a_pipeline_needs_a_stream_unless_it_is_a_batch_job() -> None:
     static = {"name": "ticks", "format": "parquet", "path": "/in", "isStream": False}
     manifest = changed(pipeline_manifest(), ("spec.pipeline.inputs[0]", static))
     assert_error(manifest, "spec.pipeline.inputs", "at least one input with isStream: true")
-    assert parse(changed(manifest, ("spec.pipeline.batchMode", True))).spec.pipeline is not None
+    batch = changed(
+        manifest, ("spec.pipeline.batchMode", True), ("spec.pipeline.streaming", DELETE)
+    )
+    assert parse(batch).spec.pipeline is not None
 
 
 def test_for_each_batch_mode_streams_one_input() -> None:

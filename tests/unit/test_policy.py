@@ -73,7 +73,7 @@ class TestOnFailure:
         )
         decisions = run_out(p, Outcome.SUBMISSION_FAILED)
         assert len(decisions) == 4
-        assert {d.delay_seconds for d in decisions[:3]} == {2}
+        assert [d.delay_seconds for d in decisions[:3]] == [2, 4, 8]
         assert decisions[-1].event is AppEvent.FAILED
         assert decisions[-1].counters == RetryCounters(submission_failures=4)
 
@@ -97,7 +97,7 @@ class TestOnFailure:
         p = policy(type="OnFailure", onFailureRetries=1)
         decisions = run_out(p, Outcome.FAILED, suspend_on_failure=True)
         assert [d.event for d in decisions] == [AppEvent.RERUN_SCHEDULED, AppEvent.SUSPENDED]
-        assert decisions[-1].reason == "failed; 1 retries spent; suspended"
+        assert decisions[-1].reason == "failed; 1 retry spent; suspended"
 
 
 class TestAlways:
@@ -107,12 +107,41 @@ class TestAlways:
         assert (decision.event, decision.delay_seconds) == (AppEvent.RERUN_SCHEDULED, 3)
         assert decision.counters == NONE
 
-    @pytest.mark.parametrize("outcome", [Outcome.FAILED, Outcome.SUBMISSION_FAILED])
-    def test_failures_restart_without_limit(self, outcome: Outcome) -> None:
+    def test_failures_while_running_restart_without_limit(self) -> None:
         p = policy(type="Always", onFailureRetries=1, onSubmissionFailureRetries=1)
-        decisions = run_out(p, outcome)
+        decisions = run_out(p, Outcome.FAILED)
         assert len(decisions) == 50
         assert {d.event for d in decisions} == {AppEvent.RERUN_SCHEDULED}
+        assert decisions[1].reason == "failed; restarting in 5 s (retry 2)"
+
+    def test_failures_to_start_are_bounded_as_under_on_failure(self) -> None:
+        p = policy(type="Always", onSubmissionFailureRetries=2, onSubmissionFailureRetryInterval=3)
+        decisions = run_out(p, Outcome.SUBMISSION_FAILED)
+        assert [d.event for d in decisions] == [
+            AppEvent.RERUN_SCHEDULED,
+            AppEvent.RERUN_SCHEDULED,
+            AppEvent.FAILED,
+        ]
+        assert decisions[1].reason == "failed to start; restarting in 6 s (retry 2 of 2)"
+        assert decisions[-1].reason == "failed to start; 2 retries spent"
+
+    def test_the_default_bound_is_one_retry(self) -> None:
+        decisions = run_out(policy(type="Always"), Outcome.SUBMISSION_FAILED)
+        assert [d.event for d in decisions] == [AppEvent.RERUN_SCHEDULED, AppEvent.FAILED]
+        assert decisions[-1].reason == "failed to start; 1 retry spent"
+
+    def test_failures_to_start_suspend_when_asked(self) -> None:
+        p = policy(type="Always", onSubmissionFailureRetries=0)
+        decision = decide(
+            p, outcome=Outcome.SUBMISSION_FAILED, counters=NONE, suspend_on_failure=True
+        )
+        assert decision.event is AppEvent.SUSPENDED
+
+    def test_a_run_between_failures_to_start_does_not_clear_their_count(self) -> None:
+        p = policy(type="Always", onSubmissionFailureRetries=1)
+        counters = RetryCounters(submission_failures=1, execution_failures=3)
+        decision = decide(p, outcome=Outcome.SUBMISSION_FAILED, counters=counters)
+        assert decision.event is AppEvent.FAILED
 
     def test_submission_failures_wait_their_own_interval(self) -> None:
         p = policy(type="Always", onSubmissionFailureRetryInterval=9, onFailureRetryInterval=1)
@@ -131,6 +160,22 @@ class TestBackoff:
         )
         delays = [d.delay_seconds for d in run_out(p, Outcome.FAILED)[:-1]]
         assert delays == [5, 10, 20, 40, 60, 60]
+
+    @pytest.mark.parametrize("kind", ["OnFailure", "Always"])
+    def test_failures_to_start_double_even_with_fixed_backoff(self, kind: str) -> None:
+        p = policy(
+            type=kind,
+            backoff="fixed",
+            onSubmissionFailureRetries=7,
+            onSubmissionFailureRetryInterval=5,
+            maxInterval=120,
+        )
+        delays = [d.delay_seconds for d in run_out(p, Outcome.SUBMISSION_FAILED)[:-1]]
+        assert delays == [5, 10, 20, 40, 80, 120, 120]
+
+    def test_failures_while_running_keep_a_fixed_backoff(self) -> None:
+        p = policy(type="OnFailure", onFailureRetries=3, onFailureRetryInterval=5)
+        assert [d.delay_seconds for d in run_out(p, Outcome.FAILED)[:-1]] == [5, 5, 5]
 
     def test_fixed_is_the_default(self) -> None:
         assert retry_interval(policy(), 5, 10) == 5

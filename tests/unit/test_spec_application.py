@@ -18,6 +18,7 @@ from tests.unit.manifests import (
     assert_error,
     broken,
     changed,
+    errors_of,
     jvm_manifest,
     parse,
     python_manifest,
@@ -175,9 +176,10 @@ class TestApplication:
             "ghcr.io/acme/job@sha256:" + "a" * 64,
         ],
     )
-    def test_valid_images(self, image: str) -> None:
-        manifest = changed(python_manifest(), ("spec.application.image", image))
-        assert parse(manifest).spec.application.image == image
+    def test_well_formed_images_are_refused_without_kubernetes(self, image: str) -> None:
+        errors = errors_of(changed(python_manifest(), ("spec.application.image", image)))
+        assert [error.path for error in errors] == ["spec.application.image"]
+        assert "needs the Kubernetes deployment" in errors[0].message
 
     def test_arguments_default_to_empty(self) -> None:
         assert parse(python_manifest()).spec.application.arguments == []

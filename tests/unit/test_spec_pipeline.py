@@ -20,6 +20,7 @@ from tests.unit.manifests import (
     OUTPUT,
     PIPELINE,
     STEP,
+    STREAMING,
     assert_error,
     broken,
     changed,
@@ -296,6 +297,7 @@ class TestInputs:
             PIPELINE,
             (INPUT, {"name": "ticks", "format": "json", "path": "/a", "isStream": False}),
             ("spec.pipeline.batchMode", True),
+            (STREAMING, DELETE),
         )
         assert parse(manifest).spec.pipeline is not None
 

@@ -190,11 +190,11 @@ class TestInstance:
         assert_error(changed(PIPELINE, ("spec.instance", instance)), path, message_part)
 
     @pytest.mark.parametrize("size", ["10Gi", "500M", "1.5Ti", "1e9", "100"])
-    def test_volumes(self, size: str) -> None:
+    def test_well_formed_volumes_are_refused_without_kubernetes(self, size: str) -> None:
         volume = {"size": size, "mountPath": "/data"}
-        parsed = parse(changed(PIPELINE, ("spec.instance.volume", volume))).spec.instance.volume
-        assert parsed is not None
-        assert parsed.size == size
+        errors = errors_of(changed(PIPELINE, ("spec.instance.volume", volume)))
+        assert [error.path for error in errors] == ["spec.instance.volume"]
+        assert "needs the Kubernetes deployment" in errors[0].message
 
 
 class TestRestartPolicy:
@@ -304,6 +304,9 @@ class TestExactlyOnce:
         manifest = changed(PIPELINE, ("spec.processing.guarantee", guarantee), (OUTPUT, output))
         assert parse(manifest).spec.processing.guarantee == guarantee
 
-    def test_applications_checkpoint_on_their_own(self) -> None:
-        manifest = changed(python_manifest(), EXACTLY_ONCE)
-        assert parse(manifest).spec.processing.guarantee is Guarantee.EXACTLY_ONCE
+    def test_applications_manage_their_own_guarantee(self) -> None:
+        assert_error(
+            changed(python_manifest(), EXACTLY_ONCE),
+            "spec.processing.guarantee",
+            "python/jvm jobs manage their own delivery guarantee",
+        )

@@ -17,6 +17,7 @@ from streamjobs.domain.states import (
     AppState,
     IllegalTransition,
     allows,
+    label,
     transition,
 )
 
@@ -90,3 +91,20 @@ def test_every_non_terminal_state_can_be_aborted_and_stopped() -> None:
     for state in LIVE_STATES - {S.TERMINATING}:
         assert allows(state, E.ABORT_REQUESTED)
         assert allows(state, E.STOP_REQUESTED)
+
+
+class TestLabel:
+    @pytest.mark.parametrize(
+        ("state", "text"),
+        [
+            (AppState.PENDING_RERUN, "Pending Rerun"),
+            (AppState.TERMINATING, "Terminating"),
+            (AppState.RUNNING, "Running"),
+            ("SUSPENDED", "Suspended"),
+        ],
+    )
+    def test_the_api_value_title_cased(self, state: AppState | str, text: str) -> None:
+        assert label(state) == text
+
+    def test_every_state_has_a_distinct_label(self) -> None:
+        assert len({label(state) for state in AppState}) == len(AppState)

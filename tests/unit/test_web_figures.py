@@ -6,16 +6,13 @@ from typing import Any
 
 import pytest
 
+from streamjobs.formatting import UNKNOWN
 from streamjobs.web.figures import (
     MAIN_CARDS,
     MORE_CARDS,
-    UNKNOWN,
     Unit,
     executor_totals,
     human,
-    human_bytes,
-    human_elapsed,
-    human_milliseconds,
 )
 
 
@@ -89,51 +86,6 @@ def test_missing_or_odd_fields_count_as_zero() -> None:
     )
     assert totals is not None
     assert (totals["completed_tasks"], totals["failed_tasks"], totals["rdd_blocks"]) == (0, 0, 0)
-
-
-@pytest.mark.parametrize(
-    ("size", "text"),
-    [
-        (0, "0 B"),
-        (1023, "1023 B"),
-        (1024, "1.0 KiB"),
-        (1536, "1.5 KiB"),
-        (5 * 1024**2, "5.0 MiB"),
-        (3 * 1024**3 + 1024**3 // 2, "3.5 GiB"),
-        (2048 * 1024**4, "2,048.0 TiB"),
-    ],
-)
-def test_bytes_in_binary_units(size: int, text: str) -> None:
-    assert human_bytes(size) == text
-
-
-@pytest.mark.parametrize(
-    ("milliseconds", "text"),
-    [
-        (0, "0 ms"),
-        (999, "999 ms"),
-        (1000, "1.0 s"),
-        (12_345, "12.3 s"),
-        (90_000, "1.5 min"),
-        (7_200_000, "2.0 h"),
-    ],
-)
-def test_milliseconds_in_seconds_minutes_and_hours(milliseconds: int, text: str) -> None:
-    assert human_milliseconds(milliseconds) == text
-
-
-@pytest.mark.parametrize(
-    ("seconds", "text"),
-    [
-        (-5, "0 s"),
-        (45.9, "45 s"),
-        (185, "3 min 05 s"),
-        (2 * 3600 + 7 * 60 + 30, "2 h 07 min"),
-        (3 * 86_400 + 4 * 3600, "3 d 04 h"),
-    ],
-)
-def test_elapsed_time_to_the_second(seconds: float, text: str) -> None:
-    assert human_elapsed(seconds) == text
 
 
 def test_human_picks_the_unit_and_dashes_the_unknown() -> None:

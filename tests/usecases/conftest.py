@@ -18,5 +18,8 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def services(database_url: str, tmp_path: Path, clock: FakeClock) -> Services:
-    settings = Settings(home=tmp_path / "home", database_url=database_url)
+    # A standalone master, so standard jobs may run too (no cluster is ever reached here).
+    settings = Settings(
+        home=tmp_path / "home", database_url=database_url, spark_master="spark://127.0.0.1:7077"
+    )
     return open_services(settings, clock=clock)

@@ -27,7 +27,8 @@ NEEDS_RUN = "Needs the RUN permission on resource bundle 'pay'"
 NEEDS_UPDATE = "Needs the UPDATE permission on resource bundle 'pay'"
 NEEDS_DELETE = "Needs the DELETE permission on resource bundle 'pay'"
 NEEDS_CREATE = "Needs the “Create Spark Job” permission"
-ACTIONS = ("run", "abort", "configure", "delete", "duplicate")
+ACTIONS = ("run", "stop", "resume", "abort", "configure", "delete", "duplicate")
+NOT_SUSPENDED = "Only a suspended application can be resumed"
 
 ROLES: dict[str, dict[str, Any]] = {
     "view": {"permissions": [Permission.VIEW]},
@@ -41,6 +42,8 @@ ROLES: dict[str, dict[str, Any]] = {
 MATRIX: dict[str, dict[str, str | None]] = {
     "view": {
         "run": NEEDS_RUN,
+        "stop": NEEDS_RUN,
+        "resume": NEEDS_RUN,
         "abort": NEEDS_RUN,
         "configure": NEEDS_UPDATE,
         "delete": NEEDS_DELETE,
@@ -48,6 +51,8 @@ MATRIX: dict[str, dict[str, str | None]] = {
     },
     "view-run": {
         "run": None,
+        "stop": None,
+        "resume": NOT_SUSPENDED,
         "abort": None,
         "configure": NEEDS_UPDATE,
         "delete": NEEDS_DELETE,
@@ -55,6 +60,8 @@ MATRIX: dict[str, dict[str, str | None]] = {
     },
     "update": {
         "run": NEEDS_RUN,
+        "stop": NEEDS_RUN,
+        "resume": NEEDS_RUN,
         "abort": NEEDS_RUN,
         "configure": None,
         "delete": NEEDS_DELETE,
@@ -62,12 +69,14 @@ MATRIX: dict[str, dict[str, str | None]] = {
     },
     "delete": {
         "run": NEEDS_RUN,
+        "stop": NEEDS_RUN,
+        "resume": NEEDS_RUN,
         "abort": NEEDS_RUN,
         "configure": NEEDS_UPDATE,
         "delete": None,
         "duplicate": NEEDS_CREATE,
     },
-    "admin": dict.fromkeys(ACTIONS),
+    "admin": {**dict.fromkeys(ACTIONS), "resume": NOT_SUSPENDED},
 }
 """For each role and button: None when enabled, else the tooltip of the disabled button."""
 
@@ -120,17 +129,23 @@ def check_button(page: Page, action: str, application_id: str, expected: str | N
             assert not page.find("button", "Run", disabled="")
     elif action == "abort":
         (item,) = page.find("button", "Abort app", data_abort=application_id)
-        table = page.by_id["applications-table"]
         if expected:
             assert item.disabled
             assert item.attrs["title"] == expected
             assert page.by_id[item.attrs["aria-describedby"]].text == expected
-            assert table.attrs["data-abort-forbidden"] == expected
             assert not page.forms_to(abort_path), "a no-script Abort app form is offered"
         else:
             assert not item.disabled
-            assert table.attrs["data-abort-forbidden"] == ""
             assert page.forms_to(abort_path)
+    elif action in ("stop", "resume"):
+        label = action.capitalize()
+        if expected:
+            refused_button(page, label, expected)
+            assert f"{action}-dialog" not in page.by_id
+            assert not page.forms_to(f"{job_path}/{action}")
+        else:
+            assert page.find("button", label, data_open_dialog=f"{action}-dialog")
+            assert page.forms_to(f"{job_path}/{action}")
     elif action == "configure":
         links = page.find("a", "Configure", href=f"{job_path}/configure")
         if expected:
@@ -194,6 +209,8 @@ def test_a_refused_fallback_form_gets_403(stage: Stage, live_app: str) -> None:
     with closing(viewer.client):
         assert viewer.submit(f"/jobs/{JOB}/run", {}).status_code == 403
         assert viewer.submit(f"/applications/{live_app}/abort", {}).status_code == 403
+        assert viewer.submit(f"/jobs/{JOB}/stop", {}).status_code == 403
+        assert viewer.submit(f"/jobs/{JOB}/resume", {}).status_code == 403
         refused = viewer.submit(f"/jobs/{JOB}/delete", {})
         assert refused.status_code == 403
         assert "needs the DELETE permission on resource bundle" in refused.text

@@ -123,7 +123,6 @@ def test_the_new_form_has_every_labelled_control_and_an_example_pipeline(
         "namespace": "Namespace",
         "run_as": "Run as user",
         "app_type": "Application type",
-        "image": "Image",
         "main_class": "Main class",
         "main_file": "Main application file",
         "pipeline": "Pipeline (YAML)",

@@ -14,7 +14,8 @@ out on the loop whether the manifest changes anything, and only a change goes to
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import json
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -55,6 +56,14 @@ def json_response(
     """
     body = orjson.dumps(document, option=orjson.OPT_NON_STR_KEYS)
     return Response(body, status_code=status_code, headers=headers, media_type="application/json")
+
+
+def add_warnings(response: Response, warnings: Iterable[str]) -> None:
+    """Each of ``warnings`` as a ``Warning: 299 - "text"`` header, the form Kubernetes answers
+    its warnings in: something the client should tell its user although the request succeeded.
+    The text is a JSON string, so it stays ASCII and a client reads it back with a JSON parser."""
+    for text in warnings:
+        response.headers.append("Warning", f"299 - {json.dumps(text)}")
 
 
 def etag(version: int) -> str:

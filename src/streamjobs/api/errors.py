@@ -20,10 +20,10 @@ from starlette.exceptions import HTTPException
 from streamjobs.domain.errors import (
     AlreadyExists,
     Conflict,
+    FieldConflict,
     FieldError,
     Forbidden,
     InvalidInput,
-    LocationTaken,
     NotFound,
     StoreUnavailable,
     StreamjobsError,
@@ -110,7 +110,7 @@ async def _on_streamjobs_error(request: Request, error: Exception) -> Response:
         headers = {"Retry-After": str(error.retry_after_seconds)}
     if isinstance(error, TooManyAttempts) and error.retry_after_seconds is not None:
         headers = {"Retry-After": str(error.retry_after_seconds)}
-    errors = list(error.errors) if isinstance(error, InvalidInput | LocationTaken) else None
+    errors = list(error.errors) if isinstance(error, InvalidInput | FieldConflict) else None
     return problem(
         request,
         status=status,

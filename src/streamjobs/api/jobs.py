@@ -11,6 +11,7 @@ from streamjobs.api.auth import require_actor, services_of
 from streamjobs.api.bodies import read_document
 from streamjobs.api.conventions import (
     JSON_DOCUMENT,
+    add_warnings,
     etag,
     expected_version,
     json_response,
@@ -19,6 +20,7 @@ from streamjobs.api.conventions import (
 )
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.services.checkpoint_state import kept_checkpoint_notice
 from streamjobs.services.jobs import ApplyOutcome, JobQuery, job_document
 from streamjobs.services.resources import LARGEST_INTEGER
 
@@ -67,9 +69,11 @@ def create_job(
     document: Any = Depends(read_document),
     actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
-    record = services_of(request).jobs.create(document, actor=actor)
+    jobs = services_of(request).jobs
+    record = jobs.create(document, actor=actor)
     response.headers["Location"] = location(JOBS, record.name)
     response.headers["ETag"] = etag(record.version)
+    add_warnings(response, jobs.resumed_state_warnings(record))
     return job_document(record)
 
 
@@ -102,11 +106,14 @@ async def apply_job(
     headers = {"ETag": etag(record.version)}
     if outcome == "created":
         headers["Location"] = location(JOBS, record.name)
-    return json_response(
+    answer = json_response(
         {"result": str(outcome), "job": job_document(record)},
         status_code=201 if outcome == "created" else 200,
         headers=headers,
     )
+    if outcome == "created":
+        add_warnings(answer, await run_in_threadpool(jobs.resumed_state_warnings, record))
+    return answer
 
 
 @router.patch("/{name}", summary="Update a job with a merge patch", openapi_extra=MERGE_PATCH_BODY)
@@ -153,8 +160,10 @@ def duplicate_job(
 ) -> dict[str, Any]:
     if not isinstance(document, dict) or not isinstance(document.get("name"), str):
         raise InvalidInput([FieldError("body.name", "give the new job's name as a string")])
-    record = services_of(request).jobs.duplicate(name, new_name=document["name"], actor=actor)
+    jobs = services_of(request).jobs
+    record = jobs.duplicate(name, new_name=document["name"], actor=actor)
     response.headers["Location"] = location(JOBS, record.name)
+    add_warnings(response, jobs.resumed_state_warnings(record))
     return job_document(record)
 
 
@@ -164,21 +173,38 @@ def duplicate_job(
     summary="Delete a job",
     description="Refused (409, naming it) while the job has a live application, unless "
     "`abort=true`: then that application is aborted and the job deleted once it has ended "
-    "(409 while another such delete of the job waits).",
+    "(409 while another such delete of the job waits). A pipeline's checkpoint stays (a "
+    "`Warning` header says where: a job created under the name again resumes from it) unless "
+    "`deleteCheckpoint=true`; then it is deleted with the job, or the delete refused (409) when "
+    "it is not a local directory inside the checkpoint root or the bundle's data roots.",
 )
 async def delete_job(
     name: str,
     request: Request,
     if_match: str | None = Header(None, description="Only if the job is at this version."),
     abort: bool = Query(False, description="Abort the job's live application first."),
+    delete_checkpoint: bool = Query(
+        False, alias="deleteCheckpoint", description="Delete the job's checkpoint with it."
+    ),
     actor: Actor = Depends(require_actor),
 ) -> Response:
     jobs, version = services_of(request).jobs, expected_version(if_match)
     if abort:  # waits for the supervisor on the event loop, holding no worker thread
-        await jobs.delete_aborting(name, actor=actor, expected_version=version)
+        deleted = await jobs.delete_aborting(
+            name, actor=actor, expected_version=version, delete_checkpoint=delete_checkpoint
+        )
     else:
-        await run_in_threadpool(jobs.delete, name, actor=actor, expected_version=version)
-    return Response(status_code=204)
+        deleted = await run_in_threadpool(
+            jobs.delete,
+            name,
+            actor=actor,
+            expected_version=version,
+            delete_checkpoint=delete_checkpoint,
+        )
+    answer = Response(status_code=204)
+    if deleted.kept_checkpoint is not None:
+        add_warnings(answer, [kept_checkpoint_notice(name, deleted.kept_checkpoint)])
+    return answer
 
 
 @router.get("/{name}/template", summary="The job's full resolved template")

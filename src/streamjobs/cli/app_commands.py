@@ -11,8 +11,10 @@ import typer
 from rich.table import Table
 
 from streamjobs.cli.failures import reported_failures
-from streamjobs.cli.output import OutputFormat, console, print_document, rate
+from streamjobs.cli.output import OutputFormat, console, print_document
 from streamjobs.client import StreamjobsClient
+from streamjobs.domain.states import label
+from streamjobs.formatting import rate
 
 FOLLOW_PAUSE_SECONDS = 1.0
 TERMINAL = {"COMPLETED", "FAILED", "ABORTED", "STOPPED"}
@@ -26,11 +28,23 @@ def register(
     """Add the application commands to the ``streamjobs`` command."""
 
     @app.command("run")
-    def run(ctx: typer.Context, name: str) -> None:
+    def run(
+        ctx: typer.Context,
+        name: str,
+        quiet: Annotated[
+            bool,
+            typer.Option(
+                "-q", "--quiet", help="Print only the application's id: app=$(streamjobs run -q J)"
+            ),
+        ] = False,
+    ) -> None:
         """Run a job: start a new application of it."""
         with client_for(ctx) as client, reported_failures():
             application = client.run_job(name)
-        console().print(f"application/{application['id']} ({application['name']}) started")
+        if quiet:
+            typer.echo(application["id"])
+        else:
+            console().print(f"application/{application['id']} ({application['name']}) started")
 
     @app.command("stop")
     def stop(ctx: typer.Context, name: str) -> None:
@@ -146,7 +160,7 @@ def _applications_table(applications: list[dict[str, Any]]) -> Table:
         table.add_row(
             application["id"],
             application["name"],
-            application["state"],
+            label(application["state"]),
             application["createdAt"][:19].replace("T", " "),
             application["triggeredBy"],
             f"{application['submissionAttempts']}/{application['executionAttempts']}",
@@ -168,7 +182,7 @@ def describe_application(application: dict[str, Any], events: list[dict[str, Any
         f"Name:            {application['name']}",
         f"ID:              {application['id']}",
         f"Job:             {application['job']}",
-        f"State:           {application['state']}",
+        f"State:           {label(application['state'])}",
         f"Triggered by:    {application['triggeredBy']} (runs as {application['runAs']})",
         f"Started:         {application['createdAt']}",
         f"Last transition: {application['transitionTime']}",
@@ -178,8 +192,8 @@ def describe_application(application: dict[str, Any], events: list[dict[str, Any
         f"Executors:       {executors['running']} running, {executors['pending']} pending",
     ]
     if application.get("nextAttemptAt"):
-        label = "Queries start:" if application["state"] == "STARTING" else "Next attempt:"
-        lines.append(f"{label:<17}{application['nextAttemptAt']}")
+        heading = "Queries start:" if application["state"] == "STARTING" else "Next attempt:"
+        lines.append(f"{heading:<17}{application['nextAttemptAt']}")
     if application.get("exitCode") is not None:
         lines.append(f"Exit code:       {application['exitCode']}")
     if application.get("errorMessage"):

@@ -20,7 +20,11 @@ def kafka(
         int | None, typer.Option(help="Port to listen on (default: a free one).")
     ] = None,
 ) -> None:
-    """Run a single-node Kafka broker on 127.0.0.1 until Ctrl-C; its data is then removed."""
+    """Run a single-node Kafka broker on 127.0.0.1 until Ctrl-C; its data is then removed.
+
+    The broker never outlives this command: killed any way (SIGKILL too), it takes the broker
+    with it.
+    """
     from streamjobs.devtools.kafka import BrokerStartError, KafkaBroker
     from streamjobs.devtools.maven import ResolutionError, ToolUnavailableError
 
@@ -28,7 +32,7 @@ def kafka(
     for number in (signal.SIGINT, signal.SIGTERM):
         signal.signal(number, lambda *_: stop.set())
     try:
-        broker = KafkaBroker(port=port).start()
+        broker = KafkaBroker(port=port, bound_to_starter=True).start()
     except (BrokerStartError, ResolutionError, ToolUnavailableError) as error:
         raise fail(f"cannot start the Kafka broker: {error}") from None
     try:

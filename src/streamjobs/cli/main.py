@@ -1,4 +1,4 @@
-"""The ``streamjobs`` command: kubectl-like verbs that talk to the server through ``client.py``."""
+"""The ``streamjobs`` command: kubectl-like verbs that talk to the server through ``client``."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from streamjobs.cli import (
     secret_commands,
     server_commands,
     session_commands,
+    wait_commands,
 )
 from streamjobs.cli.config import Login, resolve_login, save_login
 from streamjobs.cli.dev_commands import dev_app
@@ -91,6 +92,7 @@ people_commands.register(app, create_app, get_app, delete_app, _client)
 bundle_commands.register(app, create_app, get_app, describe_app, delete_app, _client)
 access_commands.register(app, get_app, _client)
 session_commands.register(app, _client)
+wait_commands.register(app, _client)
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ def apply(ctx: typer.Context, filename: FilenameOption) -> None:
             with reported_failures(manifest.item.source):
                 result, _ = appliers[manifest.kind](manifest.item.document)
             console().print(f"{manifest.kind.label}/{manifest.name} {result}")
+            _print_warnings(client)
 
 
 @get_app.command("jobs")
@@ -213,11 +216,27 @@ def delete(
             "ended (without it, a job with a live application is not deleted).",
         ),
     ] = False,
+    delete_checkpoint: Annotated[
+        bool,
+        typer.Option(
+            "--delete-checkpoint",
+            help="Delete the job's checkpoint with it. Without it the checkpoint stays, and a job "
+            "created under this name again resumes from it.",
+        ),
+    ] = False,
 ) -> None:
-    """Delete a streaming job."""
+    """Delete a streaming job (its checkpoint stays, unless --delete-checkpoint)."""
     with _client(ctx) as client, reported_failures():
-        client.delete_job(name, abort=abort)
-    console().print(f"streamingjob/{name} deleted")
+        client.delete_job(name, abort=abort, delete_checkpoint=delete_checkpoint)
+        with_checkpoint = " with its checkpoint" if delete_checkpoint else ""
+        console().print(f"streamingjob/{name} deleted{with_checkpoint}")
+        _print_warnings(client)
+
+
+def _print_warnings(client: StreamjobsClient) -> None:
+    """The server's warnings about what it just did, on stderr as kubectl prints them."""
+    for warning in client.take_warnings():
+        typer.echo(f"Warning: {warning}", err=True)
 
 
 @get_app.command("connections")

@@ -13,6 +13,9 @@ import yaml
 from rich.console import Console
 from rich.table import Table
 
+from streamjobs.domain.states import TERMINAL_STATES, label
+from streamjobs.formatting import rate
+
 WIDE_ENOUGH = 240
 
 
@@ -89,13 +92,13 @@ def _jobs_table(jobs: list[dict[str, Any]]) -> Table:
     )
     for job in jobs:
         metadata, spec = job["metadata"], job["spec"]
-        application = job["status"].get("application") or {}
+        application = live_figures(job["status"].get("application"))
         table.add_row(
             metadata["name"],
             metadata["namespace"],
             spec["bundle"],
             spec["application"]["type"],
-            job["status"]["phase"],
+            label(job["status"]["phase"]),
             rate(application.get("inputRowsPerSecond")),
             rate(application.get("processedRowsPerSecond")),
             _tags(metadata.get("tags") or {}),
@@ -104,8 +107,11 @@ def _jobs_table(jobs: list[dict[str, Any]]) -> Table:
     return table
 
 
-def rate(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.1f}"
+def live_figures(application: dict[str, Any] | None) -> dict[str, Any]:
+    """An application's figures while it is live; none once it ended (its last rows/s are old)."""
+    if not application or application.get("state") in TERMINAL_STATES:
+        return {}
+    return application
 
 
 def _connections_table(connections: list[dict[str, Any]]) -> Table:
@@ -172,7 +178,7 @@ def describe_job(job: dict[str, Any]) -> str:
         f"Tags:           {_tags(metadata.get('tags') or {}) or '-'}",
         f"Bundle:         {spec['bundle']}",
         f"Run as:         {spec.get('runAs') or metadata['createdBy']}",
-        f"Status:         {job['status']['phase']}",
+        f"Status:         {label(job['status']['phase'])}",
         *_latest_application_lines(job["status"].get("application")),
         f"Version:        {metadata['resourceVersion']}",
         f"Created:        {when(metadata['creationTimestamp'])} by {metadata['createdBy']}",
@@ -184,7 +190,7 @@ def describe_job(job: dict[str, Any]) -> str:
         *_instance_lines(spec["instance"]),
         "",
         f"Restart policy: {_restart_policy(spec['restartPolicy'])}",
-        f"Guarantee:      {spec['processing']['guarantee']}",
+        f"Guarantee:      {spec['processing']['guarantee'] or 'managed by the program'}",
     ]
     return "\n".join(lines)
 
@@ -192,11 +198,13 @@ def describe_job(job: dict[str, Any]) -> str:
 def _latest_application_lines(application: dict[str, Any] | None) -> list[str]:
     if not application:
         return []
+    figures = live_figures(application)
     return [
-        f"Latest run:     {application['name']} ({application['id']}) {application['state']}, "
+        f"Latest run:     {application['name']} ({application['id']}) "
+        f"{label(application['state'])}, "
         f"started {when(application['startedAt'])} by {application['startedBy']}",
-        f"Rows/s:         {rate(application.get('inputRowsPerSecond'))} in, "
-        f"{rate(application.get('processedRowsPerSecond'))} processed",
+        f"Rows/s:         {rate(figures.get('inputRowsPerSecond'))} in, "
+        f"{rate(figures.get('processedRowsPerSecond'))} processed",
     ]
 
 

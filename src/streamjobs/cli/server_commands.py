@@ -1,10 +1,11 @@
 """The commands that run on the server's machine and open the store directly: ``server``, ``admin``.
 
-Every other command reaches the server through ``client.py``; these two start it or prepare it.
+Every other command reaches the server through ``client``; these two start it or prepare it.
 """
 
 from __future__ import annotations
 
+import logging
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from streamjobs.cli.failures import EXIT_INVALID_INPUT, fail, reported_failures
+from streamjobs.cli.jar_commands import resolve_jars
 from streamjobs.cli.manifests import read_manifests
 from streamjobs.cli.output import console
 from streamjobs.domain.kinds import Kind, in_apply_order, kind_of
@@ -29,6 +31,21 @@ admin_app = typer.Typer(help="Prepare the server's store (runs on the server's m
 def register(app: typer.Typer) -> None:
     app.command("server")(server)
     app.add_typer(admin_app, name="admin")
+    admin_app.command("resolve-jars")(resolve_jars)
+    _show_migrations()
+
+
+def _show_migrations() -> None:
+    """Print a line on stderr when a command migrates the store, which may take a while."""
+    log = logging.getLogger("streamjobs.store.migrations")
+    if not any(isinstance(handler, _MigrationLine) for handler in log.handlers):
+        log.addHandler(_MigrationLine())
+        log.setLevel(logging.INFO)
+
+
+class _MigrationLine(logging.Handler):
+    def emit(self, record: logging.LogRecord) -> None:
+        print(record.getMessage(), file=sys.stderr, flush=True)
 
 
 def server(

@@ -8,6 +8,12 @@ KRaft node that is both broker and controller, formats its storage, and runs ``k
 configuration, log (``broker.log``) and data live in one temporary directory that ``stop()``
 deletes.
 
+A broker started with ``bound_to_starter=True`` (``streamjobs dev kafka``) also dies with the
+thread that started it, however that ends, SIGKILL included: Linux sends the JVM a SIGKILL when
+its parent goes (``PR_SET_PDEATHSIG``, set between fork and exec). Its own session keeps it out
+of the terminal's Ctrl-C; elsewhere than on Linux, ``stop()`` is the only way it ends. A SIGKILL
+leaves the temporary directory behind (under the system's temporary directory).
+
     with KafkaBroker() as broker:
         broker.create_topic("orders", partitions=3)
         produce_to(broker.bootstrap_servers)
@@ -17,6 +23,8 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import ctypes
+import ctypes.util
 import logging
 import os
 import shutil
@@ -25,6 +33,7 @@ import subprocess
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 
@@ -48,6 +57,7 @@ HOST = "127.0.0.1"
 NODE_ID = 1
 STOP_GRACE_SECONDS = 30.0
 LOG_LINES_IN_ERRORS = 40
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 
 # librdkafka logs "connection refused" while the broker starts; Python's logging, not stderr.
 _client_log = logging.getLogger(__name__)
@@ -71,8 +81,18 @@ class BrokerStartError(Exception):
 class KafkaBroker:
     """One KRaft node (broker and controller) on 127.0.0.1, with its data in a temporary dir."""
 
-    def __init__(self, port: int | None = None, startup_timeout: float = 120.0) -> None:
+    def __init__(
+        self,
+        port: int | None = None,
+        startup_timeout: float = 120.0,
+        *,
+        bound_to_starter: bool = False,
+    ) -> None:
+        """``bound_to_starter``: the broker is killed when the thread calling ``start`` ends
+        (on Linux), so a starter killed with SIGKILL leaves no broker behind; only for a
+        starter whose thread lives as long as the broker should (a command's main thread)."""
         self.port = port
+        self.bound_to_starter = bound_to_starter
         self.controller_port: int | None = None
         self.startup_timeout = startup_timeout
         self.directory: Path | None = None
@@ -173,6 +193,7 @@ class KafkaBroker:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 timeout=self.startup_timeout,
+                preexec_fn=self._preexec(),
             )
         if formatted.returncode != 0:
             raise BrokerStartError(f"formatting the Kafka storage failed\n{self._log_tail()}")
@@ -187,7 +208,13 @@ class KafkaBroker:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=self._preexec(),
             )
+
+    def _preexec(self) -> Callable[[], None] | None:
+        if not self.bound_to_starter:
+            return None
+        return die_with_parent(os.getpid())
 
     def _wait_until_ready(self) -> None:
         """Poll the broker's metadata until it answers, the process dies or time runs out."""
@@ -256,6 +283,24 @@ def terminate_process_group(process: subprocess.Popen[bytes], grace_seconds: flo
     except subprocess.TimeoutExpired:
         _signal_group(process.pid, signal.SIGKILL)
         process.wait()
+
+
+def die_with_parent(parent: int) -> Callable[[], None]:
+    """What a child runs between fork and exec so that the kernel SIGKILLs it when ``parent``
+    (the thread that forked it) ends; a child whose parent already ended kills itself. Does
+    nothing where ``prctl`` is missing (not Linux)."""
+    library = ctypes.util.find_library("c")
+    libc = ctypes.CDLL(library, use_errno=True) if library else None
+    prctl = getattr(libc, "prctl", None)
+
+    def bind() -> None:
+        if prctl is None:
+            return
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the call took effect
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return bind
 
 
 def _signal_group(process_group: int, signal_number: signal.Signals) -> None:

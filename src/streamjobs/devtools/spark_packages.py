@@ -1,6 +1,9 @@
-"""Warm Spark's own package resolver, so sessions get their connector jars without the network.
+"""Warm Spark's own package resolver for Spark sessions started in-process (the tests, the bench).
 
-Spark resolves ``spark.jars.packages`` with Ivy: it looks in ``~/.m2/repository`` first, then on
+A driver the server starts gets its jars from the server (``streamjobs.launch.jars``). Sessions
+that a test or ``streamjobs pipeline run`` starts in-process still name their connectors in
+``spark.jars.packages``, with the user's ``~/.m2`` and Ivy directory; this warms those. Spark
+resolves ``spark.jars.packages`` with Ivy: it looks in ``~/.m2/repository`` first, then on
 Maven Central, and keeps what it downloads in its own cache (``~/.ivy2.5.2``). Having ``mvn`` put
 the packages in ``~/.m2/repository`` is not enough on its own, for two reasons seen here:
 
@@ -11,10 +14,10 @@ the packages in ``~/.m2/repository`` is not enough on its own, for two reasons s
   org.slf4j#slf4j-api;2.0.17!slf4j-api.jar``, and never asks Maven Central.
 
 So ``warm_spark_resolver`` runs Spark's resolver itself (``spark-submit`` of an empty script, no
-Spark context) and, when Ivy misses a jar beside its pom, fetches that jar with ``mvn`` and tries
-again. Once it succeeds, the same resolution is served by ``~/.m2`` and the Ivy cache alone, and a
-stamp file in Spark's Ivy directory says so, to skip the few seconds each check costs next time
-(deleting that directory deletes the stamps too).
+Spark context) and, when Ivy misses a jar beside its pom, fetches that jar from Maven Central
+(as the server does, ``launch.jars``) and tries again. Once it succeeds, the same resolution is
+served by ``~/.m2`` and the Ivy cache alone, and a stamp file in Spark's Ivy directory says so,
+to skip the few seconds each check costs next time (deleting that directory deletes the stamps).
 """
 
 from __future__ import annotations
@@ -22,7 +25,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -31,12 +33,14 @@ from pathlib import Path
 
 import pyspark
 
-from streamjobs.devtools.maven import ResolutionError, resolve_classpath
+from streamjobs.devtools.maven import ResolutionError
+from streamjobs.launch.jars import jars_missing_beside_their_poms
+from streamjobs.launch.maven_central import JarUnavailable, fetch_jar
 
 SPARK_IVY_HOME = Path.home() / ".ivy2.5.2"  # Spark 4's default for spark.jars.ivy
+MAVEN_REPOSITORY = Path.home() / ".m2" / "repository"  # where Spark's resolver looks first
 MAX_REPAIRS = 10
 OUTPUT_LINES_IN_ERRORS = 30
-_DOWNLOAD_FAILED = re.compile(r"download failed: ([^#\s]+)#([^;\s]+);([^!\s]+)!")
 
 
 def warm_spark_resolver(
@@ -58,7 +62,11 @@ def warm_spark_resolver(
         missing = jars_missing_beside_their_poms(finished.stderr)
         if not missing:
             raise ResolutionError(_failure_message(packages, finished.stderr))
-        resolve_classpath(missing, transitive=False)
+        try:
+            for coordinate in missing:
+                fetch_jar(coordinate, MAVEN_REPOSITORY)
+        except JarUnavailable as error:
+            raise ResolutionError(str(error)) from None
     raise ResolutionError(f"Spark's resolver still misses jars after {MAX_REPAIRS} repairs")
 
 
@@ -81,12 +89,6 @@ def run_spark_resolver(
             stdin=subprocess.DEVNULL,
             env=environment,
         )
-
-
-def jars_missing_beside_their_poms(ivy_output: str) -> list[str]:
-    """The ``group:artifact:version`` of each jar Ivy failed to copy from ``~/.m2``."""
-    found = (":".join(match.groups()) for match in _DOWNLOAD_FAILED.finditer(ivy_output))
-    return list(dict.fromkeys(found))
 
 
 def stamp_path(packages: Sequence[str], spark_conf: Mapping[str, str]) -> Path:

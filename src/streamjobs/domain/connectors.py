@@ -14,6 +14,10 @@ Two facts shape the table:
   (which the Kafka connector depends on) only at 4.0.0. Spark's resolver would fail looking for
   4.1.3, so the Kafka connector excludes it and adds the 4.0.0 jar, which works with Spark 4.1,
   from the local Maven repository through ``spark.jars`` (``local_jars``).
+
+A python or jvm job that names a connector's package in ``dependencies.packages`` itself (at any
+version) gets the same resolution fixes (``RESOLVER_SETTINGS`` and ``local_jars``), but not the
+connector's session settings, which such a program sets up its own way.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ ICEBERG_EXTENSIONS = "org.apache.iceberg.spark.extensions.IcebergSparkSessionExt
 
 # Spark settings whose value is a comma-separated list: two connectors' values are joined.
 LIST_SETTINGS = frozenset({"spark.sql.extensions", "spark.jars.excludes"})
+RESOLVER_SETTINGS = ("spark.jars.excludes", "spark.jars.repositories", "spark.jars.ivySettings")
+"""The settings that change what Spark's resolver fetches for ``spark.jars.packages``."""
 
 
 @dataclass(frozen=True, eq=False)  # compared by identity: formats can share one
@@ -104,18 +110,36 @@ def packages_for(formats: Iterable[str], extra: Iterable[str] = ()) -> list[str]
     return list(chosen.values())
 
 
-def spark_conf_for(formats: Iterable[str]) -> dict[str, str]:
-    """The Spark settings ``formats`` need together; list settings are joined with commas."""
+def spark_conf_for(formats: Iterable[str], packages: Iterable[str] = ()) -> dict[str, str]:
+    """The Spark settings ``formats`` need together, and the resolver settings of connectors
+    named in ``packages``; list settings are joined with commas."""
     merged: dict[str, str] = {}
-    for connector in _connectors(formats):
-        for key, value in connector.spark_conf.items():
+    named = [
+        {key: value for key, value in connector.spark_conf.items() if key in RESOLVER_SETTINGS}
+        for connector in connectors_named(packages)
+    ]
+    for settings in [*(connector.spark_conf for connector in _connectors(formats)), *named]:
+        for key, value in settings.items():
             merged[key] = _merge_setting(key, merged.get(key), value)
     return merged
 
 
-def local_jars_for(formats: Iterable[str]) -> list[str]:
-    """Coordinates of the jars to pass in ``spark.jars`` from the local Maven repository."""
-    return list(dict.fromkeys(_connector_field(formats, "local_jars")))
+def local_jars_for(formats: Iterable[str], packages: Iterable[str] = ()) -> list[str]:
+    """Coordinates of the jars to pass in ``spark.jars`` from the local Maven repository, for
+    ``formats`` and for the connectors named in ``packages``."""
+    named = [jar for connector in connectors_named(packages) for jar in connector.local_jars]
+    return list(dict.fromkeys([*_connector_field(formats, "local_jars"), *named]))
+
+
+def connectors_named(packages: Iterable[str]) -> list[ConnectorPackages]:
+    """The connectors whose own package (``group:artifact``, any version) is in ``packages``."""
+    named = {_group_and_artifact(coordinate) for coordinate in packages}
+    found = [
+        connector
+        for connector in CONNECTOR_PACKAGES.values()
+        if any(_group_and_artifact(package) in named for package in connector.packages)
+    ]
+    return list(dict.fromkeys(found))
 
 
 def maven_repository_path(coordinate: str) -> PurePosixPath:

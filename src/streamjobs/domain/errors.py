@@ -77,18 +77,28 @@ class Conflict(StreamjobsError):
     title = "Conflict"
 
 
-class LocationTaken(Conflict):
-    """Another job already writes, or checkpoints at, a location the input names; ``errors``
-    names each field and the job (or "another job" when the caller may not see it)."""
+class FieldConflict(Conflict):
+    """A conflict about fields of the input: ``errors`` names each field and what conflicts
+    there (the API lists them as an invalid input's)."""
 
-    def __init__(self, errors: Sequence[FieldError]) -> None:
+    def __init__(self, errors: Sequence[FieldError], *, prefix: str = "") -> None:
         self.errors = tuple(errors)
         lines = [str(error) for error in self.errors]
         if len(lines) == 1:
-            detail = lines[0]
+            detail = prefix + lines[0]
         else:
-            detail = f"{len(lines)} problems:\n" + "\n".join(f"  {line}" for line in lines)
+            detail = prefix + f"{len(lines)} problems:\n" + "\n".join(f"  {line}" for line in lines)
         super().__init__(detail)
+
+
+class LocationTaken(FieldConflict):
+    """Another job already writes, or checkpoints at, a location the input names; ``errors``
+    names each field and the job (or "another job" when the caller may not see it)."""
+
+
+class CannotRun(FieldConflict):
+    """A Run (or Resume) refused because the job needs what is missing now: a secret its bundle
+    lacks, a connection or node type that does not exist; ``errors`` names each field."""
 
 
 class StaleVersion(Conflict):

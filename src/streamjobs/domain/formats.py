@@ -171,7 +171,7 @@ ApplicationFile = Annotated[
     Syntax(
         "application file",
         r"^(local://\S+|file://\S+|(?![A-Za-z][A-Za-z0-9+.-]*://)\S(.*\S)?)$",
-        "local:///path (a file inside the image), file:///path, a plain path, or "
+        "local:///path or file:///path (a file on the machine that runs the driver), a path, or "
         "spark-internal (jvm only); other schemes such as http:// are not supported",
     ),
 ]

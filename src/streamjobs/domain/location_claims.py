@@ -1,10 +1,12 @@
 """The locations a job claims for itself, and which stored claims a location runs into.
 
-Two jobs may not share a checkpoint or write the same output path or table, and no job may
-read inside another's checkpoint. Each job's outputs and checkpoint are stored as claims, so a
-new or changed job is checked with a few indexed lookups instead of reading every manifest:
-another job's claim conflicts when it equals a location, lies above it (``enclosing``) or below
-it (a prefix match on ``location + "/"``).
+Two jobs may not share a checkpoint or write the same output path or table, no job may read
+at, inside or around another's checkpoint, and deleting a checkpoint must not take anything
+else with it. Each job's outputs, checkpoint and inputs are stored as claims, so a new or
+changed job is checked with a few indexed lookups instead of reading every manifest: another
+job's claim conflicts when it equals a location, lies above it (``enclosing``) or below it (a
+prefix match on ``location + "/"``). Within one job, ``own_overlaps`` refuses an output or
+input at or inside its own checkpoint (and an input around it).
 
 A checkpoint the server derives is claimed by its path under the checkpoint root
 (``/<namespace>/<name>``), not by its URI, so the claim follows the root if the server's
@@ -17,8 +19,9 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import NamedTuple
 
+from streamjobs.domain.errors import FieldError
 from streamjobs.domain.job_locations import Access, JobLocation
-from streamjobs.domain.locations import LocationError, is_within, normalized_uri
+from streamjobs.domain.locations import LocationError, is_within, normalized_uri, overlaps
 from streamjobs.domain.manifest import StreamingJob
 from streamjobs.domain.spec import derived_checkpoint_location
 
@@ -31,6 +34,12 @@ class ClaimKind(StrEnum):
 
     OUTPUT = "output"
     CHECKPOINT = "checkpoint"
+    INPUT = "input"
+    """A location it reads: others may write there, but none may checkpoint at, in or around it."""
+
+
+WRITTEN = (ClaimKind.OUTPUT, ClaimKind.CHECKPOINT)
+"""The kinds of claim no two jobs may hold at, inside or around one another."""
 
 
 class Claim(NamedTuple):
@@ -45,24 +54,49 @@ class Claim(NamedTuple):
 
 
 def job_claims(job: StreamingJob, locations: Sequence[JobLocation]) -> list[Claim]:
-    """The claims of ``job``: each output of ``locations`` and its checkpoint, once each.
+    """The claims of ``job``: each output of ``locations``, its checkpoint, then each input,
+    once each (a location it both writes and reads is claimed as written).
 
     Locations that do not normalize (refused by ``location_errors``) are left out, and so is
     a derived checkpoint among ``locations``: it is claimed by its path under the root."""
     claims: dict[str, Claim] = {}
     for location in locations:
-        kind = _KIND_OF.get(location.access)
-        if kind is None or location.server_owned or location.location is None:
-            continue
-        try:
-            uri = normalized_uri(location.location)
-        except LocationError:
-            continue
-        claims.setdefault(uri, Claim(uri, False, kind, location.field))
+        if location.access in _WRITE_ACCESS:
+            _add_claim(claims, location)
     derived = derived_checkpoint_path(job)
     if derived is not None:
         claims.setdefault(derived, Claim(derived, True, ClaimKind.CHECKPOINT, CHECKPOINT_FIELD))
+    for location in locations:
+        if location.access is Access.READ:
+            _add_claim(claims, location)
     return list(claims.values())
+
+
+def own_overlaps(locations: Sequence[JobLocation]) -> list[FieldError]:
+    """A ``FieldError`` for each output of a job at or inside its own checkpoint, and each input
+    at, inside or around it: deleting the checkpoint would take them with it, and a query reading
+    it would read the stream's offsets as data."""
+    checkpoints = [_uri_of(each) for each in locations if each.access is Access.CHECKPOINT]
+    checkpoint = next((uri for uri in checkpoints if uri is not None), None)
+    if checkpoint is None:
+        return []
+    errors = []
+    for location in locations:
+        uri = _uri_of(location)
+        if uri is None:
+            continue
+        relation = "is" if uri == checkpoint else "lies inside"
+        if location.access is Access.WRITE and is_within(uri, checkpoint):
+            rule = "an output may not lie in it: deleting the checkpoint would delete the output"
+        elif location.access is Access.READ and overlaps(uri, checkpoint):
+            relation = relation if is_within(uri, checkpoint) else "holds"
+            rule = "a job may not read at, inside or around its own checkpoint"
+        else:
+            continue
+        errors.append(
+            FieldError(location.field, f"{uri} {relation} the job's own checkpoint; {rule}")
+        )
+    return errors
 
 
 def derived_checkpoint_path(job: StreamingJob) -> str | None:
@@ -108,4 +142,24 @@ def path_under(uri: str, root: str) -> str | None:
     return "/" + below if normal_root.endswith("/") and below else below
 
 
-_KIND_OF = {Access.WRITE: ClaimKind.OUTPUT, Access.CHECKPOINT: ClaimKind.CHECKPOINT}
+def _add_claim(claims: dict[str, Claim], location: JobLocation) -> None:
+    uri = None if location.server_owned else _uri_of(location)
+    if uri is not None:
+        claims.setdefault(uri, Claim(uri, False, _KIND_OF[location.access], location.field))
+
+
+def _uri_of(location: JobLocation) -> str | None:
+    if location.location is None:
+        return None
+    try:
+        return normalized_uri(location.location)
+    except LocationError:
+        return None
+
+
+_KIND_OF = {
+    Access.WRITE: ClaimKind.OUTPUT,
+    Access.CHECKPOINT: ClaimKind.CHECKPOINT,
+    Access.READ: ClaimKind.INPUT,
+}
+_WRITE_ACCESS = (Access.WRITE, Access.CHECKPOINT)

@@ -180,7 +180,7 @@ class ApplicationSpec(ManifestModel):
     main_application_file: ApplicationFile | None = None
     """Required for python and jvm; a pipeline has none."""
     image: ImageReference | None = None
-    """Container image, used by the Kubernetes backend."""
+    """Container image: for a Kubernetes deployment, which this version does not have; refused."""
     arguments: list[str] = []
 
 
@@ -249,7 +249,8 @@ class Output(ManifestModel):
     format: OutputFormat
     output_mode: OutputMode = OutputMode.APPEND
     options: dict[str, JsonValue] = {}
-    """Writer options; ``keyColumns`` (a list of columns) makes a jdbc output an upsert."""
+    """Writer options; ``keyColumns`` (a list of columns) makes a jdbc output an upsert, and
+    ``saveMode`` says what a batch write does with data already there."""
 
 
 class Pipeline(ManifestModel):
@@ -259,6 +260,7 @@ class Pipeline(ManifestModel):
     show_preview_lines: JavaInt = Field(default=0, ge=0)
     log_level: LogLevel = LogLevel.INFO
     batch_mode: bool = False
+    """Read every input once, write every output once (by its ``saveMode``), and complete."""
     streaming: Streaming = Field(default_factory=Streaming)
     """Omitted: micro-batches back to back, checkpoints in the derived location."""
     inputs: list[Input] = Field(min_length=1)
@@ -277,6 +279,7 @@ class Configuration(ManifestModel):
     """Spark setting -> secret name; resolved at launch."""
     java_options: str | None = None
     config_maps: list[ReferenceName] = []
+    """For a Kubernetes deployment, which this version does not have; refused unless empty."""
 
 
 class Dependencies(ManifestModel):
@@ -309,6 +312,7 @@ class Instance(ManifestModel):
     dynamic: bool | None = None
     """Dynamic allocation of executors."""
     volume: Volume | None = None
+    """For a Kubernetes deployment, which this version does not have; refused."""
 
     @model_validator(mode="after")
     def _fill_standard_defaults(self) -> Self:
@@ -323,16 +327,22 @@ class RestartPolicy(ManifestModel):
     """When and how often a failed submission or application is retried."""
 
     type: RestartPolicyType = RestartPolicyType.NEVER
+    """Never; OnFailure: after a failure, within the retries; Always: after any end, without
+    limit once the driver ran (a driver that fails to start is bounded as under OnFailure)."""
     on_submission_failure_retries: JavaInt = Field(default=1, ge=0)
+    """How often a driver that failed to start is started again (OnFailure and Always)."""
     on_submission_failure_retry_interval: JavaInt = Field(default=5, ge=1)
-    """Seconds."""
+    """Seconds before the first such retry; each next one waits twice as long, up to
+    maxInterval."""
     on_failure_retries: JavaInt = Field(default=1, ge=0)
+    """How often a driver that failed while running is started again (OnFailure)."""
     on_failure_retry_interval: JavaInt = Field(default=5, ge=1)
-    """Seconds."""
+    """Seconds before a restart after a run (OnFailure and Always)."""
     backoff: Backoff = Backoff.FIXED
-    """exponential: each consecutive retry waits twice as long as the one before."""
+    """exponential: each consecutive retry after a failure while running waits twice as long
+    as the one before (retries after failures to start always do)."""
     max_interval: JavaInt = Field(default=300, ge=1)
-    """Seconds; the longest an exponential backoff waits."""
+    """Seconds; the longest a doubling wait grows to."""
     reset_after_seconds: JavaInt | None = Field(default=None, ge=1)
     """An attempt that ran healthy this long resets the retry counts; none: never reset."""
 
@@ -340,12 +350,14 @@ class RestartPolicy(ManifestModel):
 class Processing(ManifestModel):
     """Processing guarantee and checkpoint snapshots.
 
-    ``guarantee`` defaults to AT_LEAST_ONCE: it is what Spark gives with a checkpoint and any
-    sink, so a minimal manifest is valid whatever it writes to. EXACTLY_ONCE is a choice a job
-    makes on purpose, because it needs a checkpoint and idempotent sinks (not kafka or console).
+    ``guarantee`` is a pipeline's (a python or jvm program decides its own: None there). Omitted,
+    it is AT_LEAST_ONCE, what Spark gives with a checkpoint and any sink, so a minimal manifest is
+    valid whatever it writes to. EXACTLY_ONCE is a choice made on purpose: it needs a checkpoint
+    and idempotent sinks (not kafka or console).
     """
 
-    guarantee: Guarantee = Guarantee.AT_LEAST_ONCE
+    guarantee: Guarantee | None = None
+    """Pipelines only; AT_LEAST_ONCE when omitted."""
     snapshot_interval_millis: JavaLong = Field(default=10000, gt=0)
     suspend_on_failure: bool = False
     initial_snapshot_name: ReferenceName | None = None
@@ -366,6 +378,12 @@ class JobSpec(ManifestModel):
     instance: Instance = Field(default_factory=Instance)
     restart_policy: RestartPolicy = Field(default_factory=RestartPolicy)
     processing: Processing = Field(default_factory=Processing)
+
+    @model_validator(mode="after")
+    def _fill_pipeline_guarantee(self) -> Self:
+        if self.application.type is ApplicationType.PIPELINE and self.processing.guarantee is None:
+            self.processing.guarantee = Guarantee.AT_LEAST_ONCE
+        return self
 
 
 class StreamingJob(ManifestModel):

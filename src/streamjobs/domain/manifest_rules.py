@@ -11,6 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from streamjobs.domain.batch_rules import (
+    KEY_COLUMNS_OPTION,
+    batch_mode_errors,
+    save_mode_errors,
+)
+from streamjobs.domain.deployment_rules import unsupported_field_errors
 from streamjobs.domain.env_rules import env_errors
 from streamjobs.domain.errors import FieldError
 from streamjobs.domain.manifest import (
@@ -41,7 +47,6 @@ from streamjobs.domain.spark_sql import (
 )
 
 SPARK_INTERNAL = "spark-internal"
-KEY_COLUMNS_OPTION = "keyColumns"
 
 _TIMED_TRIGGERS = {TriggerMode.PROCESSING_TIME, TriggerMode.CONTINUOUS, TriggerMode.REAL_TIME}
 _DURATION_REQUIRED = {TriggerMode.CONTINUOUS, TriggerMode.REAL_TIME}
@@ -69,15 +74,17 @@ def broken_rules(job: StreamingJob, *, checkpoint_root: str | None) -> list[Fiel
     errors = [
         *_application_errors(spec),
         *_instance_errors(spec.instance),
+        *unsupported_field_errors(spec),
         *env_errors(configuration.env, configuration.env_secrets),
         *spark_conf_errors(configuration),
     ]
     if spec.pipeline is not None:
+        guarantee = spec.processing.guarantee or Guarantee.AT_LEAST_ONCE
         errors += _pipeline_errors(spec.pipeline)
-        errors += support_errors(
-            spec.pipeline, spec.processing.guarantee, spec.configuration.spark_conf
-        )
-        if spec.processing.guarantee is Guarantee.EXACTLY_ONCE:
+        errors += support_errors(spec.pipeline, guarantee, spec.configuration.spark_conf)
+        errors += batch_mode_errors(spec.pipeline, guarantee)
+        errors += save_mode_errors(spec.pipeline)
+        if guarantee is Guarantee.EXACTLY_ONCE:
             errors += _exactly_once_errors(spec.pipeline, checkpoint_root)
     return errors
 

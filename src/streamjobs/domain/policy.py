@@ -8,6 +8,12 @@ The counters count consecutive failures of each kind since the last reset. A fai
 (``FAILED``) have their own retries and intervals, as in the manifest. With ``resetAfterSeconds``
 an attempt that ran healthy that long clears both counters before its own end is counted, so a
 stream that fails once a week is retried every time.
+
+``Always`` restarts whatever way an attempt ended, except that failures to start are bounded by
+``onSubmissionFailureRetries`` as under ``OnFailure``: a job that cannot start (a missing jar, a
+bad argument) fails the same way every time, and retrying it forever only fills the events.
+Consecutive failures to start also wait twice as long each time (up to ``maxInterval``), whatever
+``backoff`` says; ``backoff`` is how failures while running wait.
 """
 
 from __future__ import annotations
@@ -81,22 +87,20 @@ def decide(
 def _after_failure(
     policy: RestartPolicy, outcome: Outcome, counters: RetryCounters, suspend_on_failure: bool
 ) -> Decision:
+    restarts = policy.type is not RestartPolicyType.NEVER
     if outcome is Outcome.SUBMISSION_FAILED:
         failures = counters.submission_failures + 1
         counters = replace(counters, submission_failures=failures)
-        retries, interval = (
-            policy.on_submission_failure_retries,
-            policy.on_submission_failure_retry_interval,
-        )
-        what = "failed to start"
+        retries = policy.on_submission_failure_retries
+        delay = _doubling(policy.on_submission_failure_retry_interval, failures, policy)
+        unlimited, what = False, "failed to start"
     else:
         failures = counters.execution_failures + 1
         counters = replace(counters, execution_failures=failures)
-        retries, interval = policy.on_failure_retries, policy.on_failure_retry_interval
-        what = "failed"
-    unlimited = policy.type is RestartPolicyType.ALWAYS
-    if unlimited or (policy.type is RestartPolicyType.ON_FAILURE and failures <= retries):
-        delay = retry_interval(policy, interval, failures)
+        retries = policy.on_failure_retries
+        delay = retry_interval(policy, policy.on_failure_retry_interval, failures)
+        unlimited, what = policy.type is RestartPolicyType.ALWAYS, "failed"
+    if unlimited or (restarts and failures <= retries):
         of = "" if unlimited else f" of {retries}"
         return Decision(
             AppEvent.RERUN_SCHEDULED,
@@ -104,16 +108,25 @@ def _after_failure(
             delay,
             f"{what}; restarting in {delay} s (retry {failures}{of})",
         )
-    spent = "no retries" if policy.type is RestartPolicyType.NEVER else f"{retries} retries spent"
+    spent = "no retries" if not restarts else f"{_retries(retries)} spent"
     if suspend_on_failure:
         return Decision(AppEvent.SUSPENDED, counters, reason=f"{what}; {spent}; suspended")
     return Decision(AppEvent.FAILED, counters, reason=f"{what}; {spent}")
+
+
+def _retries(count: int) -> str:
+    return "1 retry" if count == 1 else f"{count} retries"
 
 
 def retry_interval(policy: RestartPolicy, interval: int, failures: int) -> int:
     """Seconds before retry number ``failures``: fixed, or doubling up to ``maxInterval``."""
     if policy.backoff is Backoff.FIXED:
         return interval
+    return _doubling(interval, failures, policy)
+
+
+def _doubling(interval: int, failures: int, policy: RestartPolicy) -> int:
+    """``interval`` doubled for each failure before this one, up to ``maxInterval``."""
     doublings = min(failures - 1, 62)
     longest = max(policy.max_interval, interval)
     return min(interval * (1 << doublings), longest)

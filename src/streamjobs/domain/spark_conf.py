@@ -31,14 +31,18 @@ machine); a single-node driver uses one per core unless the job sets it."""
 _LOCAL_MASTER = re.compile(r"local\[(\d+)(?:,\d+)?\]|local")
 
 
-def formats_of(job: StreamingJob) -> set[str]:
-    """The input and output formats a pipeline uses."""
+def formats_of(job: StreamingJob) -> tuple[str, ...]:
+    """The input and output formats a pipeline uses, once each, in the manifest's order.
+
+    An order that does not change between processes keeps the packages a job asks Spark for, and
+    the stamp of their resolution, the same for the same manifest.
+    """
     pipeline = job.spec.pipeline
     if pipeline is None:
-        return set()
-    return {str(source.format) for source in pipeline.inputs} | {
-        str(sink.format) for sink in pipeline.outputs
-    }
+        return ()
+    named = [str(source.format) for source in pipeline.inputs]
+    named += [str(sink.format) for sink in pipeline.outputs]
+    return tuple(dict.fromkeys(named))
 
 
 def local_cores(master: str | None) -> int | None:
@@ -68,7 +72,7 @@ def session_conf(
         OPTIONS_REDACTION_SETTING: REDACTION_REGEX,
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
-        **spark_conf_for(formats),
+        **spark_conf_for(formats, job.spec.dependencies.packages),
     }
     if "delta" in formats and cores is not None:
         conf[DELTA_SNAPSHOT_PARTITIONS] = str(cores)
@@ -77,13 +81,18 @@ def session_conf(
     packages = packages_for(formats, job.spec.dependencies.packages)
     if packages:
         conf["spark.jars.packages"] = ",".join(packages)
-    jars = [*local_maven_jars(formats, maven_repository), *job.spec.dependencies.jars]
+    local_jars = local_maven_jars(formats, maven_repository, job.spec.dependencies.packages)
+    jars = [*local_jars, *job.spec.dependencies.jars]
     if jars:
         conf["spark.jars"] = ",".join(jars)
     conf.update(job.spec.configuration.spark_conf)
     return conf
 
 
-def local_maven_jars(formats: Iterable[str], maven_repository: PurePath) -> list[str]:
-    """Connector jars taken from the local Maven repository rather than through the resolver."""
-    return [str(maven_repository / maven_repository_path(c)) for c in local_jars_for(formats)]
+def local_maven_jars(
+    formats: Iterable[str], maven_repository: PurePath, packages: Iterable[str] = ()
+) -> list[str]:
+    """Connector jars taken from the local Maven repository rather than through the resolver,
+    for ``formats`` and the connectors a job names in ``packages``."""
+    coordinates = local_jars_for(formats, packages)
+    return [str(maven_repository / maven_repository_path(c)) for c in coordinates]

@@ -145,10 +145,15 @@ def derived_checkpoint_location(job: StreamingJob, checkpoint_root: str) -> str:
 
 def resolved_template(job: StreamingJob, *, checkpoint_root: str) -> dict[str, Any]:
     """The job as it runs, as JSON-ready data: camelCase keys, every default filled in, and a
-    pipeline's derived checkpoint location. Secrets appear by name only, as in the manifest."""
+    streaming pipeline's derived checkpoint location (a batch job keeps none). Secrets appear by
+    name only, as in the manifest."""
     template = job.model_dump(mode="json", by_alias=True)
     pipeline = job.spec.pipeline
-    if pipeline is not None and pipeline.streaming.checkpoint_location is None:
+    if (
+        pipeline is not None
+        and not pipeline.batch_mode
+        and pipeline.streaming.checkpoint_location is None
+    ):
         streaming = template["spec"]["pipeline"]["streaming"]
         streaming["checkpointLocation"] = derived_checkpoint_location(job, checkpoint_root)
     return template

@@ -139,3 +139,8 @@ def _describe(event: AppEvent) -> str:
         AppEvent.RESUMED: "a resume (only a suspended application resumes)",
     }
     return requests.get(event, f"event {event}")
+
+
+def label(state: AppState | str) -> str:
+    """The state's API value title-cased, the one name UI and CLI show: ``Pending Rerun``."""
+    return str(state).replace("_", " ").title()

@@ -1,11 +1,11 @@
 """Removing an attempt's private files once its driver has ended.
 
 A launcher writes two files into an attempt's directory that hold secrets: the driver's report
-token and the Spark settings taken from the job's secrets (``command.REPORT_TOKEN_FILE``,
-``command.SECRET_CONF_FILE``). spark-submit and the runner read them as the driver starts; once
-it has exited they are only copies of secrets lying on disk, beside logs that are kept as
-history. The supervisor removes them when it sees an attempt end, and, when it starts, those of
-attempts that ended while no server was watching.
+token and the Spark settings taken from the job's secrets (``attempt_directory.private_files``).
+spark-submit and the runner read them as the driver starts; once it has exited they are only
+copies of secrets lying on disk, beside logs that are kept as history. The supervisor removes
+them when it sees an attempt end, and, when it starts, those of attempts that ended while no
+server was watching.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from streamjobs.launch.command import REPORT_TOKEN_FILE, SECRET_CONF_FILE
+from streamjobs.launch.attempt_directory import REPORT_TOKEN_FILE, SECRET_CONF_FILE
 
 log = logging.getLogger(__name__)
 

@@ -64,6 +64,10 @@ class AttemptSpec:
     """The value the supervisor recorded with the attempt before starting it: the driver's
     wrapper carries it and writes it beside the exit code, so ``recover`` finds this attempt's
     driver (and no other) after the server stopped before recording its pid."""
+    packaged_jars: tuple[str, ...] | None = None
+    """The jar files the server resolved for the job's ``spark.jars.packages`` (``launch.jars``):
+    the driver gets them in ``spark.jars`` and resolves nothing itself. None: the driver resolves
+    its packages with Spark's resolver."""
 
 
 @dataclass(frozen=True)

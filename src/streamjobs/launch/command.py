@@ -2,7 +2,7 @@
 
 Everything here is a pure function of the ``AttemptSpec`` and a few facts about this machine
 (``Toolchain``), so the exact command a driver starts with can be checked in fast tests. The
-launchers write the files it refers to (``attempt_files``) and start it.
+launchers write the files it refers to (``attempt_directory``) and start it.
 
 Secret values never appear in the command line, which every user of the machine can read in
 the process list: ``envSecrets`` and connections' secrets go into the driver's environment, and
@@ -15,27 +15,25 @@ from __future__ import annotations
 import importlib.util
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from streamjobs.domain.locations import LocationError
 from streamjobs.domain.locations import local_path as domain_local_path
 from streamjobs.domain.manifest import ApplicationType, Deployment, StreamingJob
 from streamjobs.domain.spark_conf import REDACTION_REGEX, session_conf
+from streamjobs.launch.attempt_directory import (
+    CONNECTIONS_FILE,
+    MANIFEST_FILE,
+    REPORT_TOKEN_FILE,
+    SECRET_CONF_FILE,
+    STOP_FILE,
+)
 from streamjobs.launch.base import AttemptSpec, LaunchFailed, NodeSize
 
-MANIFEST_FILE = "job.yaml"
-CONNECTIONS_FILE = "connections.yaml"
-REPORT_TOKEN_FILE = "report-token"
-STOP_FILE = "stop"
-EXIT_CODE_FILE = "exit-code"
-STDOUT_FILE = "stdout.log"
-STDERR_FILE = "stderr.log"
-SECRET_CONF_FILE = "secret-conf.properties"
+PACKAGES_SETTING = "spark.jars.packages"
+JARS_SETTING = "spark.jars"
 REDACTION_SETTING = "spark.redaction.regex"
 """What Spark masks in its UI and logs; the keys of ``sparkConfSecrets`` are added to it."""
 
@@ -66,8 +64,9 @@ class Toolchain:
     maven_repository: Path
 
     @classmethod
-    def installed(cls) -> Toolchain:
-        """The spark-submit installed with pyspark, this interpreter, this install's runner."""
+    def installed(cls, maven_repository: Path | None = None) -> Toolchain:
+        """The spark-submit installed with pyspark, this interpreter, this install's runner;
+        ``maven_repository`` by default ``~/.m2/repository``."""
         pyspark_spec = importlib.util.find_spec("pyspark")
         runner_spec = importlib.util.find_spec("streamjobs.runner.__main__")
         if pyspark_spec is None or pyspark_spec.origin is None:
@@ -78,7 +77,7 @@ class Toolchain:
             spark_submit=Path(pyspark_spec.origin).parent / "bin" / "spark-submit",
             python=sys.executable,
             runner_entry=Path(runner_spec.origin),
-            maven_repository=Path.home() / ".m2" / "repository",
+            maven_repository=maven_repository or Path.home() / ".m2" / "repository",
         )
 
     @property
@@ -132,8 +131,11 @@ def spark_submit_command(
         argv += ["--driver-java-options", configuration.java_options]
     if dependencies.files:
         argv += ["--files", ",".join(dependencies.files)]
-    if dependencies.py_files:
-        argv += ["--py-files", ",".join(dependencies.py_files)]
+    py_files = list(dependencies.py_files)
+    if attempt.packaged_jars and job.spec.application.type is ApplicationType.PYTHON:
+        py_files += attempt.packaged_jars  # as spark-submit --packages does for Python programs
+    if py_files:
+        argv += ["--py-files", ",".join(py_files)]
     for key, value in spark_settings(attempt, master=master, ui_port=ui_port, toolchain=toolchain):
         argv += ["--conf", f"{key}={value}"]
     if attempt.spark_conf_secrets:
@@ -169,6 +171,8 @@ def spark_settings(
             cores=attempt.driver.cores if single_node else None,
         )
     )
+    if attempt.packaged_jars is not None:
+        settings = with_packaged_jars(settings, attempt.packaged_jars)
     if attempt.spark_conf_secrets:
         keys = "|".join(re.escape(key) for key in attempt.spark_conf_secrets)
         settings[REDACTION_SETTING] = f"{settings.get(REDACTION_SETTING, REDACTION_REGEX)}|{keys}"
@@ -188,6 +192,17 @@ def spark_settings(
     return list(settings.items())
 
 
+def with_packaged_jars(settings: Mapping[str, str], jars: Sequence[str]) -> dict[str, str]:
+    """``settings`` with the server-resolved ``jars`` in ``spark.jars`` in place of
+    ``spark.jars.packages``, so the driver's spark-submit resolves nothing."""
+    changed = {key: value for key, value in settings.items() if key != PACKAGES_SETTING}
+    listed = [jar for jar in settings.get(JARS_SETTING, "").split(",") if jar]
+    every = list(dict.fromkeys([*jars, *listed]))
+    if every:
+        changed[JARS_SETTING] = ",".join(every)
+    return changed
+
+
 def check_secret_settings(attempt: AttemptSpec) -> None:
     """``LaunchFailed`` for a ``sparkConfSecrets`` setting that would end up on a command line."""
     for key in attempt.spark_conf_secrets:
@@ -197,33 +212,6 @@ def check_secret_settings(attempt: AttemptSpec) -> None:
                 "JVM's command line, which every user of the machine can read; it cannot take "
                 "a secret"
             )
-
-
-def secret_properties(settings: Mapping[str, str]) -> str:
-    """``settings`` as a Java properties file, every character escaped so it reads back as is
-    (Spark then trims whitespace at both ends of each value)."""
-    lines = [
-        "# Spark settings from secrets, for spark-submit only; do not copy or log this file.\n"
-    ]
-    for key, value in settings.items():
-        lines.append(f"{_properties_escaped(key)}={_properties_escaped(value)}\n")
-    return "".join(lines)
-
-
-def _properties_escaped(text: str) -> str:
-    escaped = []
-    for character in text:
-        code = ord(character)
-        if character in "\\=:#! ":
-            escaped.append("\\" + character)
-        elif 0x20 < code < 0x7F:
-            escaped.append(character)
-        elif code > 0xFFFF:
-            code -= 0x10000
-            escaped.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
-        else:
-            escaped.append(f"\\u{code:04x}")
-    return "".join(escaped)
 
 
 def executor_settings(attempt: AttemptSpec) -> dict[str, str]:
@@ -374,32 +362,3 @@ def wrapped(
         "--",
         *command.argv,
     )
-
-
-def private_files(attempt: AttemptSpec) -> dict[str, str]:
-    """The files of the attempt directory that hold secrets, by name, for only the server's user
-    (and so the driver) to read: the report token, the Spark settings from secrets."""
-    files = {}
-    if attempt.report_url and attempt.report_token:
-        files[REPORT_TOKEN_FILE] = attempt.report_token
-    if attempt.spark_conf_secrets:
-        files[SECRET_CONF_FILE] = secret_properties(attempt.spark_conf_secrets)
-    return files
-
-
-def attempt_files(attempt: AttemptSpec) -> dict[str, str]:
-    """The files the driver reads from its attempt directory, by name: the job's manifest and,
-    when there are any, its connections. Neither holds a secret value (secrets are named)."""
-    files = {MANIFEST_FILE: yaml.safe_dump(manifest_document(attempt.job), sort_keys=False)}
-    if attempt.connections:
-        documents = [
-            connection.model_dump(mode="json", by_alias=True, exclude_none=True)
-            for connection in attempt.connections
-        ]
-        files[CONNECTIONS_FILE] = yaml.safe_dump_all(documents, sort_keys=False)
-    return files
-
-
-def manifest_document(job: StreamingJob) -> dict[str, Any]:
-    document: dict[str, Any] = job.model_dump(mode="json", by_alias=True, exclude_none=True)
-    return document

@@ -25,6 +25,16 @@ import psutil
 import yaml
 
 from streamjobs.domain.manifest import ApplicationType
+from streamjobs.launch.attempt_directory import (
+    EXIT_CODE_FILE,
+    MANIFEST_FILE,
+    SECRET_CONF_FILE,
+    STDERR_FILE,
+    STDOUT_FILE,
+    STOP_FILE,
+    attempt_files,
+    private_files,
+)
 from streamjobs.launch.base import (
     AttemptSpec,
     DriverHandle,
@@ -32,20 +42,7 @@ from streamjobs.launch.base import (
     DriverState,
     LaunchFailed,
 )
-from streamjobs.launch.command import (
-    EXIT_CODE_FILE,
-    MANIFEST_FILE,
-    SECRET_CONF_FILE,
-    STDERR_FILE,
-    STDOUT_FILE,
-    STOP_FILE,
-    Toolchain,
-    attempt_files,
-    paths_to_check,
-    private_files,
-    spark_submit_command,
-    wrapped,
-)
+from streamjobs.launch.command import Toolchain, paths_to_check, spark_submit_command, wrapped
 from streamjobs.launch.ports import free_loopback_port
 from streamjobs.launch.sandbox import BWRAP as SANDBOX_PROGRAM
 from streamjobs.launch.sandbox_host import Sandbox

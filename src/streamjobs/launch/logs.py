@@ -39,15 +39,31 @@ def tail_lines(path: Path, n: int) -> list[str]:
     return [line.decode("utf-8", errors="replace") for line in lines[-n:]]
 
 
+def tail_text(path: Path, limit: int = BLOCK_SIZE) -> str:
+    """The file's last ``limit`` bytes as text ("" when it cannot be read); bytes that are not
+    UTF-8, such as a character cut at the start, are replaced."""
+    if limit <= 0:
+        return ""
+    try:
+        with path.open("rb") as log:
+            end = log.seek(0, os.SEEK_END)
+            log.seek(max(end - limit, 0))
+            data = log.read(limit)
+    except OSError:  # not there (a launch that failed), or not readable
+        return ""
+    return data.decode("utf-8", errors="replace")
+
+
 def read_range(path: Path, start: int, end: int | None = None) -> bytes:
     """Bytes ``start`` up to (not including) ``end`` of the file; ``end`` None means to its end.
     A range beyond the end gives what there is, possibly nothing."""
-    start = max(start, 0)
     with path.open("rb") as log:
+        length = log.seek(0, os.SEEK_END)
+        start = min(max(start, 0), length)  # a file system refuses to seek far beyond its end
         log.seek(start)
         if end is None:
             return log.read()
-        return log.read(max(end - start, 0))
+        return log.read(max(min(end, length) - start, 0))
 
 
 def size(path: Path) -> int:

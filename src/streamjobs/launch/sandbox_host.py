@@ -25,12 +25,9 @@ from streamjobs.launch.accounts import (
     accounts_for_this_process,
     candidate_names,
 )
+from streamjobs.launch.attempt_directory import private_files
 from streamjobs.launch.base import AttemptSpec, LaunchFailed
-from streamjobs.launch.command import (
-    DriverCommand,
-    Toolchain,
-    private_files,
-)
+from streamjobs.launch.command import DriverCommand, Toolchain
 from streamjobs.launch.sandbox import (
     BWRAP,
     HIDDEN_FILES,
@@ -99,7 +96,11 @@ class BubblewrapSandbox:
             ) from None
         tmp = work / WORK_TMP
         plan = SandboxPlan(
-            read_only=[*self._software(), *(Bind(path) for path in grant.code)],
+            read_only=[
+                *self._software(),
+                *(Bind(path) for path in grant.code),
+                *(Bind(path) for path in attempt.packaged_jars or ()),
+            ],
             read_write=[Bind(path) for path in grant.roots],
             private=[
                 Bind(str(home)),

@@ -22,8 +22,9 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from streamjobs.launch.attempt_directory import STDERR_FILE
 from streamjobs.launch.base import AttemptSpec, DriverHandle
-from streamjobs.launch.command import STDERR_FILE, Toolchain, master_for
+from streamjobs.launch.command import Toolchain, master_for
 from streamjobs.launch.driver_process import SparkSubmitLauncher
 from streamjobs.launch.sandbox_host import Sandbox
 from streamjobs.launch.spark_ui import spark_application_id

@@ -5,6 +5,9 @@ checkpoint sub-directory (``<checkpoint>/<output>``) — or, in ``forEachBatchMo
 the steps on each micro-batch of the streaming input and writes every output from it, the batch
 computed once and persisted while it is written. ``wait`` watches the queries until they finish,
 fail, go idle (when asked) or are told to stop, which they do after the micro-batch in flight.
+
+A ``batchMode`` pipeline starts no query: ``wait`` reads the inputs once, writes each output once
+by its ``saveMode`` and returns; a stop asked meanwhile ends it before the next output.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
@@ -26,7 +30,7 @@ from streamjobs.domain.manifest import Guarantee, Input, InputFormat, Output, Pi
 from streamjobs.runner.explain import plan_text
 from streamjobs.runner.reporting import Reporter
 from streamjobs.runner.session import mask_secret_options
-from streamjobs.runner.sinks import QuerySettings, start_query, write_batch
+from streamjobs.runner.sinks import QuerySettings, start_query, write_batch, write_once
 from streamjobs.runner.sources import InputFrames, read_input, read_raw, split_kafka_json
 from streamjobs.runner.triggers import with_trigger
 
@@ -96,7 +100,9 @@ class PipelineRun:
         return "\n".join(sections)
 
     def start(self) -> list[StreamingQuery]:
-        """Start the pipeline's queries."""
+        """Start the pipeline's queries (none for a batch job, which ``wait`` runs)."""
+        if self._pipeline.batch_mode:
+            return []
         if self._pipeline.streaming.for_each_batch_mode:
             self._queries = [self._start_for_each_batch()]
         else:
@@ -123,7 +129,10 @@ class PipelineRun:
         self._stop_requested.set()
 
     def wait(self, *, until_idle: bool = False, poll_seconds: float = 0.2) -> RunOutcome:
-        """Watch the queries until they all finish, one fails, or the run is told to stop."""
+        """Watch the queries until they all finish, one fails, or the run is told to stop; a
+        batch job is run here, to its end."""
+        if self._pipeline.batch_mode:
+            return self._write_once()
         try:
             return self._watch(until_idle=until_idle, poll_seconds=poll_seconds)
         finally:
@@ -154,6 +163,32 @@ class PipelineRun:
             return RunOutcome(exit_code=1, failures=failures)
         return RunOutcome(exit_code=0, stopped=True)
 
+    def _write_once(self) -> RunOutcome:
+        """Read the inputs and write every output once; the first output that fails ends the
+        run with its error."""
+        try:
+            bad_records = self._define_views()
+        except Exception as error:
+            return RunOutcome(exit_code=1, failures={self._job.name: _error_text(error)})
+        for planned in self._outputs:
+            if self._stop_requested.is_set():
+                return RunOutcome(exit_code=0, stopped=True)
+            frame = self._output_frame(planned, bad_records.get(planned.output.name))
+            if self._pipeline.explain:
+                self._report_plan(planned.key, frame)
+            if self._pipeline.show_preview_lines:
+                frame.show(self._pipeline.show_preview_lines, truncate=False)
+            try:
+                write_once(frame, planned.output, planned.sink)
+            except Exception as error:
+                failure = {self._output_name(planned): _error_text(error)}
+                return RunOutcome(exit_code=1, failures=failure)
+            self._report("written", {"output": planned.key, "where": planned.sink.where})
+        return RunOutcome(exit_code=0)
+
+    def _output_name(self, planned: PlannedOutput) -> str:
+        return f"{self._job.name}/{planned.key}"
+
     def _is_idle(self, query: StreamingQuery) -> bool:
         """Whether the query has run a trigger and now waits for data. Whether it has a last
         progress is asked of the JVM directly (PySpark would rebuild it field by field over
@@ -180,7 +215,7 @@ class PipelineRun:
         bad_records: dict[str, DataFrame] = {}
         for index, item in enumerate(self._pipeline.inputs):
             location = self._resolver.source(item, path=f"spec.pipeline.inputs[{index}]")
-            frames = read_input(self._spark, item, location)
+            frames = read_input(self._spark, item, location, batch=self._pipeline.batch_mode)
             frames.view.createOrReplaceTempView(item.name)
             if frames.bad_records is not None and item.bad_records is not None:
                 bad_records[item.bad_records.output] = frames.bad_records
@@ -217,7 +252,7 @@ class PipelineRun:
         if self._pipeline.explain:
             self._report_plan(planned.key, frame)
         settings = QuerySettings(
-            name=f"{self._job.name}/{planned.key}",
+            name=self._output_name(planned),
             streaming=self._pipeline.streaming,
             checkpoint=self._checkpoint(planned.key),
         )
@@ -328,6 +363,13 @@ def _failures(queries: Iterable[StreamingQuery]) -> dict[str, str]:
         for query in queries
         if query.exception() is not None
     }
+
+
+def _error_text(error: Exception) -> str:
+    """What went wrong, in one line for a Java error (not Py4J's call and the whole trace)."""
+    if isinstance(error, Py4JJavaError):
+        return str(error.java_exception.toString())
+    return str(error)
 
 
 def _reason(query: StreamingQuery) -> str:

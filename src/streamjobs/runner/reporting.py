@@ -183,6 +183,8 @@ def progress_line(event: Event) -> str:
         return f"[{name}] plan of output {event['output']}:\n{event['plan']}"
     if event["type"] == "badRecords":
         return f"[{name}] {event['count']} bad records from input {event['input']}"
+    if event["type"] == "written":
+        return f"[{name}] output {event['output']} written to {event['where']}"
     if event["type"] != "progress":
         detail = f": {event['exception']}" if event.get("exception") else ""
         return f"[{name}] query {event['type']}{detail}"

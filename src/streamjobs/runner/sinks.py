@@ -1,9 +1,11 @@
-"""Writes a pipeline's outputs: as streaming queries, or micro-batch by micro-batch.
+"""Writes a pipeline's outputs: as streaming queries, micro-batch by micro-batch, or once.
 
 Streaming sinks (files, Delta, Iceberg, Kafka, console) start one query per output, each with its
 own checkpoint, so Spark's sink commit protocols give their guarantees. Batch writers serve
 ``forEachBatchMode`` and the sinks that have no streaming writer (JDBC); the Delta and Iceberg
 batch writers tag each write with the micro-batch id so a replayed batch is not written twice.
+A ``batchMode`` job writes each output once, by its ``saveMode``, with no such tags: its next
+run is a new write, not a replay.
 """
 
 from __future__ import annotations
@@ -19,9 +21,11 @@ from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 from streamjobs.domain.datasets import SparkSink
 from streamjobs.domain.manifest import Output, OutputFormat, Streaming
 from streamjobs.runner import jdbc
+from streamjobs.runner.file_writes import write_files
 from streamjobs.runner.triggers import with_trigger
 
 BATCH_ONLY = frozenset({OutputFormat.JDBC})
+FILE_OUTPUTS = frozenset({OutputFormat.PARQUET, OutputFormat.JSON, OutputFormat.CSV})
 ICEBERG_BATCH_PROPERTY = "streamjobs.batch"
 
 BatchWriter = Callable[[DataFrame, int], None]
@@ -85,9 +89,22 @@ def write_batch(
         _write_iceberg_batch(batch, sink, marker=f"{writer_id}:{batch_id}")
     elif output.format is OutputFormat.CONSOLE:
         batch.show(int(sink.options.get("numRows", "20")), truncate=False)
+    elif output.format in FILE_OUTPUTS and sink.path:
+        write_files(batch, sink)
     else:
         writer = batch.write.format(sink.format).mode(sink.save_mode).options(**sink.options)
         _save(writer.partitionBy(*sink.partition_by), sink)
+
+
+def write_once(frame: DataFrame, output: Output, sink: SparkSink) -> None:
+    """Write a batch job's result to the output, doing with data already there what its
+    ``saveMode`` says (an Iceberg table is created by the first write)."""
+    frame = prepared(frame, output)
+    if output.format in (OutputFormat.DELTA, OutputFormat.ICEBERG):
+        writer = frame.write.format(sink.format).mode(sink.save_mode).options(**sink.options)
+        _save(writer.partitionBy(*sink.partition_by), sink)
+    else:
+        write_batch(frame, output, sink, batch_id=0, writer_id="")
 
 
 def _save(writer: DataFrameWriter, sink: SparkSink) -> None:

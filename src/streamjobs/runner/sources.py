@@ -29,9 +29,12 @@ class InputFrames:
     bad_records: DataFrame | None = None
 
 
-def read_input(spark: SparkSession, item: Input, location: SparkLocation) -> InputFrames:
-    """The input's frames: raw Kafka records are parsed when the format asks for it."""
-    frame = _load(spark, item, location)
+def read_input(
+    spark: SparkSession, item: Input, location: SparkLocation, *, batch: bool = False
+) -> InputFrames:
+    """The input's frames: raw Kafka records are parsed when the format asks for it. ``batch``
+    (a batchMode pipeline) reads it once whatever its ``isStream`` says."""
+    frame = _load(spark, item, location, stream=item.is_stream and not batch)
     if item.format is InputFormat.KAFKA_JSON:
         return split_kafka_json(frame, item)
     if item.watermark is not None:
@@ -41,16 +44,16 @@ def read_input(spark: SparkSession, item: Input, location: SparkLocation) -> Inp
 
 def read_raw(spark: SparkSession, item: Input, location: SparkLocation) -> DataFrame:
     """The input as its source gives it, before any parsing (for forEachBatchMode)."""
-    return _load(spark, item, location)
+    return _load(spark, item, location, stream=item.is_stream)
 
 
-def _load(spark: SparkSession, item: Input, location: SparkLocation) -> DataFrame:
-    reader = (spark.readStream if item.is_stream else spark.read).format(location.format)
+def _load(spark: SparkSession, item: Input, location: SparkLocation, *, stream: bool) -> DataFrame:
+    reader = (spark.readStream if stream else spark.read).format(location.format)
     if item.schema_ddl and location.format in FILE_FORMATS:
         reader = reader.schema(item.schema_ddl)
     reader = reader.options(**location.options)
     if location.table is not None:
-        return reader.table(location.table) if item.is_stream else spark.read.table(location.table)
+        return reader.table(location.table) if stream else spark.read.table(location.table)
     return reader.load(location.path) if location.path else reader.load()
 
 

@@ -10,20 +10,25 @@ each is a whole transaction, run again when the database rolls it back for conte
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from streamjobs.domain.access import Actor, JobAction
 from streamjobs.domain.clock import Clock
+from streamjobs.domain.deployment_rules import deployment_errors
 from streamjobs.domain.errors import Conflict, FieldError, InvalidInput, NotFound
+from streamjobs.domain.jar_requests import JarRequest, jar_request
+from streamjobs.domain.manifest import Deployment, StreamingJob
 from streamjobs.domain.quotas import Demand, application_demand, check_quota
 from streamjobs.domain.spec import parse_manifest, resolved_template
 from streamjobs.domain.states import LIVE_STATES, AppEvent, AppState
+from streamjobs.domain.throughput import Bucket
 from streamjobs.services.access import require_job, visible_to
 from streamjobs.services.application_state import move
 from streamjobs.services.resources import Page, audit, check_page, on_fresh_reads, tag_filter
+from streamjobs.services.run_checks import check_runnable, run_refusals
 from streamjobs.store import (
     ApplicationEventRecord,
     ApplicationRecord,
@@ -61,10 +66,23 @@ class ApplicationDetails:
 class ApplicationService:
     """Starts, stops and reads applications on behalf of an actor."""
 
-    def __init__(self, *, store: Store, clock: Clock, checkpoint_root: str) -> None:
+    def __init__(
+        self,
+        *,
+        store: Store,
+        clock: Clock,
+        checkpoint_root: str,
+        jar_failures: Callable[[JarRequest], str | None] | None = None,
+        deployments: Collection[Deployment] = tuple(Deployment),
+    ) -> None:
+        """``jar_failures`` tells how the latest resolution of a job's jars failed, if it did
+        (``launch.jars``): Run and Resume refuse such a job rather than fail at its launch.
+        ``deployments`` are those the server can launch (standard needs a standalone master)."""
         self._store = store
         self._clock = clock
         self._checkpoint_root = checkpoint_root
+        self._jar_failures = jar_failures
+        self._deployments = deployments
 
     def run(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
         """Start a new application of the job; ``Conflict`` naming the live one if there is one.
@@ -80,7 +98,7 @@ class ApplicationService:
             repos.jobs.lock(job_name)
             job = repos.jobs.get(job_name)
             require_job(repos, actor, job.name, job.bundle, JobAction.RUN)
-            spec = self._snapshot(job.manifest)
+            spec = self._snapshot(repos, job.manifest)
             run_as = (spec["spec"].get("runAs")) or job.created_by
             demand = _reserve(repos, job.bundle, spec)
             application = repos.applications.add(
@@ -117,7 +135,7 @@ class ApplicationService:
             job = repos.jobs.get(job_name)
             require_job(repos, actor, job.name, job.bundle, JobAction.RESUME)
             application = self._live(repos, job_name)
-            spec = self._snapshot(job.manifest)
+            spec = self._snapshot(repos, job.manifest)
             demand = _reserve(repos, job.bundle, spec)
             resumed = move(
                 repos,
@@ -184,11 +202,24 @@ class ApplicationService:
         return ApplicationPage(items=items, total=total, limit=query.limit, offset=query.offset)
 
     def events(
-        self, application_id: str, *, actor: Actor, after_id: int | None = None
+        self,
+        application_id: str,
+        *,
+        actor: Actor,
+        after_id: int | None = None,
+        before_id: int | None = None,
+        limit: int = 1000,
+        newest_first: bool = False,
     ) -> builtins.list[ApplicationEventRecord]:
         with self._store.reading() as repos:
             _visible(repos, actor, application_id)
-            return repos.applications.events(application_id, after_id=after_id)
+            return repos.applications.events(
+                application_id,
+                after_id=after_id,
+                before_id=before_id,
+                limit=limit,
+                newest_first=newest_first,
+            )
 
     def progress(
         self, application_id: str, *, actor: Actor, limit: int = 100
@@ -198,15 +229,51 @@ class ApplicationService:
             _visible(repos, actor, application_id)
             return repos.applications.progress(application_id, limit=limit)
 
+    def throughput(
+        self, application_id: str, *, actor: Actor, limit: int = 500
+    ) -> tuple[builtins.list[ProgressRecord], builtins.list[Bucket]]:
+        """The ``limit`` newest progress reports and the buckets of the application's whole
+        life (``store.throughput``), read together: what its chart is drawn from."""
+        check_page(limit, 0)
+        with self._store.reading() as repos:
+            _visible(repos, actor, application_id)
+            progress = repos.applications.progress(application_id, limit=limit)
+            return progress, repos.applications.throughput_buckets(application_id)
+
     def template(self, application_id: str, *, actor: Actor) -> dict[str, Any]:
         """The job exactly as this application runs it (its immutable snapshot)."""
         with self._store.reading() as repos:
             _visible(repos, actor, application_id)
             return repos.applications.spec(application_id)
 
-    def _snapshot(self, manifest: dict[str, Any]) -> dict[str, Any]:
+    def run_refusal(self, job_name: str, *, actor: Actor) -> str | None:
+        """Why a Run of the job would be refused for what it needs now, in words; None when it
+        would not be. For its button: Run itself checks again."""
+        with self._store.reading() as repos:
+            job = repos.jobs.get(job_name)
+            require_job(repos, actor, job.name, job.bundle, JobAction.VIEW)
+            try:
+                self._snapshot(repos, job.manifest)
+            except (Conflict, InvalidInput) as refused:
+                return refused.detail
+        return None
+
+    def _snapshot(self, repos: Repositories, manifest: dict[str, Any]) -> dict[str, Any]:
+        """The job's resolved template, once nothing it needs is known to be missing."""
         job = parse_manifest(manifest, checkpoint_root=self._checkpoint_root)
+        refusals = [*run_refusals(repos, job), *deployment_errors(job, self._deployments)]
+        check_runnable([*refusals, *self._jar_refusals(job)], job.name)
         return resolved_template(job, checkpoint_root=self._checkpoint_root)
+
+    def _jar_refusals(self, job: StreamingJob) -> builtins.list[FieldError]:
+        """The package whose resolution failed lately (any of the job's when none is named)."""
+        failure = self._jar_failures(jar_request(job)) if self._jar_failures else None
+        if failure is None:
+            return []
+        packages = job.spec.dependencies.packages
+        named = [index for index, package in enumerate(packages) if package in failure]
+        path = f"spec.dependencies.packages[{named[0]}]" if named else "spec.dependencies"
+        return [FieldError(path, f"resolving the job's jars failed: {failure}")]
 
     def _request(
         self, job_name: str, event: AppEvent, request: str, *, actor: Actor

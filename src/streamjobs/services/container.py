@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 from streamjobs.domain.clock import Clock, SystemClock
@@ -20,6 +21,7 @@ from streamjobs.domain.locations import local_path
 from streamjobs.domain.manifest import Deployment
 from streamjobs.launch.base import Launcher
 from streamjobs.launch.command import Toolchain
+from streamjobs.launch.jars import JarResolver, SparkJarResolver, known_failure
 from streamjobs.launch.local import LocalLauncher
 from streamjobs.launch.sandbox_host import BubblewrapSandbox
 from streamjobs.launch.standalone import StandaloneLauncher
@@ -66,6 +68,8 @@ class Services:
     audit: AuditLogService
     sign_in: SignInService
     sessions: SessionService
+    jars: JarResolver | None = None
+    """Resolves the jars jobs need before their drivers start (None: over fake launchers)."""
 
 
 def open_services(
@@ -89,6 +93,7 @@ def open_services(
     except BaseException:
         store.close()
         raise
+    jars = jar_resolver_for(settings) if launchers is None else None
     launchers = launchers if launchers is not None else launchers_for(settings)
     checkpoint_root = settings.resolved_checkpoint_root
     identity = IdentityService(store=store, clock=clock)
@@ -108,7 +113,13 @@ def open_services(
         ),
         connections=ConnectionService(store=store, clock=clock),
         identity=identity,
-        applications=ApplicationService(store=store, clock=clock, checkpoint_root=checkpoint_root),
+        applications=ApplicationService(
+            store=store,
+            clock=clock,
+            checkpoint_root=checkpoint_root,
+            jar_failures=partial(known_failure, jars) if jars is not None else None,
+            deployments=frozenset(launchers),
+        ),
         reports=ReportService(store=store, clock=clock, keep_last=settings.progress_kept),
         logs=ApplicationLogs(store=store, launchers=launchers),
         secrets=SecretService(store=store, clock=clock, box=box),
@@ -122,6 +133,14 @@ def open_services(
             lifetime=timedelta(seconds=settings.session_lifetime_seconds),
             idle_timeout=timedelta(seconds=settings.session_idle_timeout_seconds),
         ),
+        jars=jars,
+    )
+
+
+def jar_resolver_for(settings: Settings) -> SparkJarResolver:
+    """The resolver of jobs' jars into the Maven repository and Ivy directory of the settings."""
+    return SparkJarResolver.installed(
+        maven_repository=settings.maven_repository, ivy_directory=settings.ivy_directory
     )
 
 
@@ -211,7 +230,7 @@ def launchers_for(settings: Settings) -> dict[Deployment, Launcher]:
     Every driver runs in its sandbox unless the settings turn isolation off.
     """
     environment = {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIX)}
-    toolchain = Toolchain.installed()
+    toolchain = Toolchain.installed(settings.maven_repository.expanduser())
     sandbox = (
         BubblewrapSandbox(
             hidden=_local_paths(server_places(settings)),

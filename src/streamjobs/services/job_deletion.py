@@ -13,12 +13,22 @@ is bounded: an application still ending after it is named in the refusal, its ab
 It is asynchronous (each check a short read on a worker thread, a sleep on the event loop in
 between), so waiting Deletes hold no worker thread that other requests need; and only one Delete
 waits for a job at a time (another is refused, ``Conflict``), so they cannot pile up.
+
+A pipeline's checkpoint stays unless the Delete asks for it to go (``delete_checkpoint``), and
+the outcome says where it stays: a job created under the same name would resume from it. Asked,
+the checkpoint goes with the job under the same lock, so no application can be running from it
+(``checkpoint_state.CheckpointRemoval`` says which directories may go: none that is or holds
+any bundle's data root or any place a job claims, its own outputs and inputs included). A
+checkpoint that cannot be put back after a failed Delete is logged where it lies, and the
+Delete fails with its own error.
 """
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TypeVar
 
 import anyio
@@ -27,9 +37,16 @@ import anyio.to_thread
 from streamjobs.domain.access import Actor, JobAction
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import Conflict
+from streamjobs.domain.location_claims import Claim, ClaimKind, claim_uri
 from streamjobs.domain.states import AppEvent, AppState
-from streamjobs.services.access import require_job
+from streamjobs.services.access import grants_for, require_job
 from streamjobs.services.applications import request_on
+from streamjobs.services.checkpoint_state import (
+    CheckpointRemoval,
+    KeptPlace,
+    existing_checkpoint,
+)
+from streamjobs.services.location_claims import claim_description, claims_within
 from streamjobs.services.resources import audit, on_fresh_reads
 from streamjobs.store import ApplicationRecord
 from streamjobs.store.db import Repositories, Store
@@ -41,26 +58,64 @@ POLL_SECONDS = 0.1
 
 Outcome = TypeVar("Outcome")
 
+_log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DeletedJob:
+    """What became of a deleted job's checkpoint (URIs; None for neither when it had none)."""
+
+    name: str
+    kept_checkpoint: str | None = None
+    """Where its checkpoint stays, when there is one and the Delete did not ask for it."""
+    deleted_checkpoint: str | None = None
+    """Where its checkpoint was, when the Delete removed it."""
+
 
 class JobDeletion:
     """Deletes jobs on behalf of an actor, aborting their live application first if asked."""
 
     def __init__(
-        self, *, store: Store, clock: Clock, abort_wait_seconds: float = ABORT_WAIT_SECONDS
+        self,
+        *,
+        store: Store,
+        clock: Clock,
+        checkpoint_root: str,
+        protected_roots: Sequence[str],
+        abort_wait_seconds: float = ABORT_WAIT_SECONDS,
     ) -> None:
         self._store = store
         self._clock = clock
+        self._checkpoint_root = checkpoint_root
+        self._protected_roots = tuple(protected_roots)
         self._abort_wait_seconds = abort_wait_seconds
         self._waiting: set[str] = set()
         """The jobs a Delete waits for; touched on the event loop only."""
 
-    def delete(self, name: str, *, actor: Actor, expected_version: int | None = None) -> None:
-        """Delete the job; ``Conflict`` naming its live application if it has one."""
-        retried_on_contention(lambda: self._delete_unless_live(name, actor, expected_version))
+    def delete(
+        self,
+        name: str,
+        *,
+        actor: Actor,
+        expected_version: int | None = None,
+        delete_checkpoint: bool = False,
+    ) -> DeletedJob:
+        """Delete the job (and its checkpoint, if asked); ``Conflict`` naming its live
+        application if it has one."""
+        return retried_on_contention(
+            lambda: self._delete_unless_live(
+                name, actor, expected_version, delete_checkpoint=delete_checkpoint
+            )
+        )
 
     async def delete_aborting(
-        self, name: str, *, actor: Actor, expected_version: int | None = None
-    ) -> None:
+        self,
+        name: str,
+        *,
+        actor: Actor,
+        expected_version: int | None = None,
+        delete_checkpoint: bool = False,
+    ) -> DeletedJob:
         """Abort the job's live application, wait for it to end, and delete the job; ``Conflict``
         naming the application if it is live still after the wait, and also while another
         Delete waits for this job."""
@@ -80,9 +135,15 @@ class JobDeletion:
                 await self._await_end(aborted)
             finally:
                 self._waiting.discard(name)
-        await _on_worker(
+        return await _on_worker(
             lambda: retried_on_contention(
-                lambda: self._delete_unless_live(name, actor, expected_version, aborted=aborted)
+                lambda: self._delete_unless_live(
+                    name,
+                    actor,
+                    expected_version,
+                    delete_checkpoint=delete_checkpoint,
+                    aborted=aborted,
+                )
             )
         )
 
@@ -92,25 +153,82 @@ class JobDeletion:
         actor: Actor,
         expected_version: int | None,
         *,
+        delete_checkpoint: bool,
         aborted: ApplicationRecord | None = None,
-    ) -> None:
-        with self._store.transaction() as repos:
-            repos.jobs.lock(name)
-            record = repos.jobs.get(name)
-            require_job(repos, actor, name, record.bundle, JobAction.DELETE)
-            live = repos.applications.live_for_job(name)
-            if live is not None:
-                raise Conflict(_still_live(name, live, aborted=aborted))
-            repos.jobs.delete(name, expected_version=expected_version)
-            audit(
-                repos,
-                self._clock,
-                actor,
-                "job.deleted",
-                kind="job",
-                name=name,
-                detail={"version": record.version},
+    ) -> DeletedJob:
+        removal: CheckpointRemoval | None = None
+        try:
+            with self._store.transaction() as repos:
+                repos.jobs.lock(name)
+                record = repos.jobs.get(name)
+                require_job(repos, actor, name, record.bundle, JobAction.DELETE)
+                live = repos.applications.live_for_job(name)
+                if live is not None:
+                    raise Conflict(_still_live(name, live, aborted=aborted))
+                claims = repos.claims.of_job(name)
+                kept = (
+                    None
+                    if delete_checkpoint
+                    else existing_checkpoint(claims, self._checkpoint_root)
+                )
+                if delete_checkpoint:
+                    removal = self._removal(repos, actor, name, record.bundle, claims)
+                if removal is not None:
+                    removal.set_aside()
+                repos.jobs.delete(name, expected_version=expected_version)
+                detail: dict[str, object] = {"version": record.version}
+                if removal is not None:
+                    detail["deletedCheckpoint"] = removal.uri
+                audit(
+                    repos, self._clock, actor, "job.deleted", kind="job", name=name, detail=detail
+                )
+        except BaseException:
+            if removal is not None:
+                _put_back(removal)
+            raise
+        deleted = removal.uri if removal is not None and removal.finish() else None
+        return DeletedJob(name, kept_checkpoint=kept, deleted_checkpoint=deleted)
+
+    def _removal(
+        self, repos: Repositories, actor: Actor, name: str, bundle: str, claims: Sequence[Claim]
+    ) -> CheckpointRemoval | None:
+        """How the job's checkpoint is to go (None when it has none); ``Conflict`` when it is
+        not a directory that may be deleted."""
+        checkpoint = next((claim for claim in claims if claim.kind is ClaimKind.CHECKPOINT), None)
+        if checkpoint is None:
+            return None
+        removal = CheckpointRemoval(
+            checkpoint,
+            checkpoint_root=self._checkpoint_root,
+            data_roots=repos.bundles.get(bundle).data_roots or (),
+            protected_roots=self._protected_roots,
+        )
+        repos.claims.lock()
+        removal.refuse_holding(self._kept_places(repos, actor, name, bundle, removal))
+        return removal
+
+    def _kept_places(
+        self, repos: Repositories, actor: Actor, name: str, bundle: str, removal: CheckpointRemoval
+    ) -> list[KeptPlace]:
+        """Every bundle's data roots, and every claim but the job's checkpoint at or below it."""
+        kept = [
+            KeptPlace(root, f"the data root {root} of {_bundle(other.name, bundle)}")
+            for other in repos.bundles.list()
+            for root in other.data_roots or ()
+        ]
+        grants = grants_for(repos, actor)
+        for uri in dict.fromkeys((removal.uri, removal.resolved_uri)):
+            holders = claims_within(
+                repos, uri, job=name, bundle=bundle, checkpoint_root=self._checkpoint_root
             )
+            kept += [
+                KeptPlace(
+                    claim_uri(holder.claim, self._checkpoint_root),
+                    claim_description(holder, actor, grants, self._checkpoint_root),
+                )
+                for holder in holders
+            ]
+        return kept
 
     def _abort_live(self, name: str, actor: Actor) -> ApplicationRecord | None:
         """Request the abort of the job's live application; the application (None if the job
@@ -146,6 +264,25 @@ class JobDeletion:
 async def _on_worker(call: Callable[[], Outcome]) -> Outcome:
     """``call``'s outcome, computed on a worker thread (as a plain route runs)."""
     return await anyio.to_thread.run_sync(call)
+
+
+def _put_back(removal: CheckpointRemoval) -> None:
+    """Undo ``removal`` after a failed Delete; a failure to is logged, so that the Delete's own
+    error is what its caller sees."""
+    aside = removal.aside
+    try:
+        removal.undo()
+    except Exception:
+        _log.exception(
+            "could not put the checkpoint %s back after a failed delete; it lies at %s",
+            removal.uri,
+            aside,
+        )
+
+
+def _bundle(name: str, own: str) -> str:
+    """A bundle as a refusal names it: by name if it is the job's, else not (it may be hidden)."""
+    return f"bundle {name!r}" if name == own else "another bundle"
 
 
 def _audit_abort(

@@ -23,10 +23,7 @@ import json_merge_patch
 from streamjobs.domain.access import (
     Actor,
     JobAction,
-    JobRef,
     Permission,
-    require_create_job,
-    require_move_to_bundle,
 )
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import FieldError, InvalidInput
@@ -36,31 +33,29 @@ from streamjobs.domain.spec import (
     resolved_template,
     split_server_fields,
 )
-from streamjobs.services.access import allowed_actions, grants_for, require_job, visible_to
-from streamjobs.services.job_deletion import ABORT_WAIT_SECONDS, JobDeletion
+from streamjobs.services.access import allowed_actions, require_job, visible_to
+from streamjobs.services.checkpoint_state import resumed_state_warning
+from streamjobs.services.job_changes import JobChanges
+from streamjobs.services.job_deletion import ABORT_WAIT_SECONDS, DeletedJob, JobDeletion
 from streamjobs.services.job_documents import job_document
 from streamjobs.services.job_references import (
     ServerPlaces,
     check_references,
-    check_run_as,
     node_types_of,
 )
-from streamjobs.services.location_claims import claim_locations
 from streamjobs.services.resources import (
     ApplyOutcome,
     Page,
-    audit,
     check_page,
     decided_on_content,
     require_same_name,
-    stored_form,
     tag_filter,
 )
 from streamjobs.store import JobFilters, LatestRun
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.jobs import JobRecord
 
-__all__ = ["ApplyOutcome", "JobPage", "JobQuery", "JobService", "job_document"]
+__all__ = ["ApplyOutcome", "DeletedJob", "JobPage", "JobQuery", "JobService", "job_document"]
 
 JobPage = Page[JobRecord]
 
@@ -93,12 +88,18 @@ class JobService:
         ``abort_wait_seconds``: how long a Delete that aborts waits for the application to end.
         """
         self._store = store
-        self._clock = clock
         self._deletion = JobDeletion(
-            store=store, clock=clock, abort_wait_seconds=abort_wait_seconds
+            store=store,
+            clock=clock,
+            checkpoint_root=checkpoint_root,
+            protected_roots=protected_roots,
+            abort_wait_seconds=abort_wait_seconds,
         )
         self._checkpoint_root = checkpoint_root
         self._places = ServerPlaces(checkpoint_root, tuple(protected_roots))
+        self._changes = JobChanges(
+            clock=clock, checkpoint_root=checkpoint_root, places=self._places
+        )
 
     @property
     def places(self) -> ServerPlaces:
@@ -119,7 +120,7 @@ class JobService:
     def create(self, document: Any, *, actor: Actor) -> JobRecord:
         job = self._parsed(document)
         with self._store.transaction() as repos:
-            return self._add(job, repos, actor=actor)
+            return self._changes.add(job, repos, actor=actor)
 
     def apply(self, name: str, document: Any, *, actor: Actor) -> tuple[JobRecord, ApplyOutcome]:
         """Create the job, or bring it to the manifest; the same manifest twice changes nothing.
@@ -140,11 +141,11 @@ class JobService:
         with self._store.transaction() as repos:
             current = repos.jobs.locked(job.metadata.name)
             if current is None:
-                return self._add(job, repos, actor=actor), ApplyOutcome.CREATED
-            if _unchanged(current, job, repos, actor, self._places, lock_connections=True):
+                return self._changes.add(job, repos, actor=actor), ApplyOutcome.CREATED
+            if self._changes.unchanged(current, job, repos, actor, lock_connections=True):
                 return current, ApplyOutcome.UNCHANGED
             version = expected_version or current.version
-            record = self._replace(current, job, repos, actor=actor, version=version)
+            record = self._changes.replace(current, job, repos, actor=actor, version=version)
         return record, ApplyOutcome.CONFIGURED
 
     def unchanged_by(self, name: str, document: Any, *, actor: Actor) -> JobRecord | None:
@@ -159,8 +160,8 @@ class JobService:
         _require_same_name(name, job)
         with self._store.reading() as repos:
             current = repos.jobs.find(name)
-            if current is None or not _unchanged(
-                current, job, repos, actor, self._places, lock_connections=False
+            if current is None or not self._changes.unchanged(
+                current, job, repos, actor, lock_connections=False
             ):
                 return None
             return current
@@ -189,9 +190,8 @@ class JobService:
         job = self._parsed(merged)
         _require_same_name(name, job)
         with self._store.transaction() as repos:
-            return self._replace(
-                current, job, repos, actor=actor, version=expected_version or current.version
-            )
+            version = expected_version or current.version
+            return self._changes.replace(current, job, repos, actor=actor, version=version)
 
     def duplicate(self, name: str, *, new_name: str, actor: Actor) -> JobRecord:
         """Create a job named ``new_name`` with the same spec as ``name``."""
@@ -199,16 +199,46 @@ class JobService:
         manifest["metadata"]["name"] = new_name
         return self.create(manifest, actor=actor)
 
-    def delete(self, name: str, *, actor: Actor, expected_version: int | None = None) -> None:
-        """Delete the job; ``Conflict`` naming its live application while it has one."""
-        self._deletion.delete(name, actor=actor, expected_version=expected_version)
+    def delete(
+        self,
+        name: str,
+        *,
+        actor: Actor,
+        expected_version: int | None = None,
+        delete_checkpoint: bool = False,
+    ) -> DeletedJob:
+        """Delete the job, and its checkpoint with ``delete_checkpoint``; ``Conflict`` naming
+        its live application while it has one."""
+        return self._deletion.delete(
+            name,
+            actor=actor,
+            expected_version=expected_version,
+            delete_checkpoint=delete_checkpoint,
+        )
 
     async def delete_aborting(
-        self, name: str, *, actor: Actor, expected_version: int | None = None
-    ) -> None:
+        self,
+        name: str,
+        *,
+        actor: Actor,
+        expected_version: int | None = None,
+        delete_checkpoint: bool = False,
+    ) -> DeletedJob:
         """Abort the job's live application first, and delete the job once it has ended (see
         ``JobDeletion.delete_aborting``); call it on the event loop."""
-        await self._deletion.delete_aborting(name, actor=actor, expected_version=expected_version)
+        return await self._deletion.delete_aborting(
+            name,
+            actor=actor,
+            expected_version=expected_version,
+            delete_checkpoint=delete_checkpoint,
+        )
+
+    def resumed_state_warnings(self, record: JobRecord) -> list[str]:
+        """What to tell whoever just created the job ``record``: that its checkpoint already
+        holds a stream's state, when it does (its first run would resume from it)."""
+        job = parse_manifest(record.manifest, checkpoint_root=self._checkpoint_root)
+        warning = resumed_state_warning(job, self._checkpoint_root)
+        return [warning] if warning is not None else []
 
     def exists(self, name: str) -> bool:
         with self._store.reading() as repos:
@@ -274,97 +304,11 @@ class JobService:
         manifest, _ = split_server_fields(document)
         return parse_manifest(manifest, checkpoint_root=self._checkpoint_root, source=source)
 
-    def _add(self, job: StreamingJob, repos: Repositories, *, actor: Actor) -> JobRecord:
-        require_create_job(actor.principal, grants_for(repos, actor), job.spec.bundle)
-        check_run_as(repos, actor, job.spec.run_as, previous=None)
-        record = repos.jobs.add(
-            name=job.metadata.name,
-            namespace=job.metadata.namespace,
-            description=job.metadata.description,
-            bundle=job.spec.bundle,
-            manifest=stored_form(job),
-            tags=dict(job.metadata.tags),
-            actor=actor.name,
-            at=self._clock.now(),
-        )
-        self._check_and_claim(job, repos, actor=actor)
-        self._audit(repos, actor, "job.created", record.name, {"version": record.version})
-        return record
-
-    def _replace(
-        self,
-        current: JobRecord,
-        job: StreamingJob,
-        repos: Repositories,
-        *,
-        actor: Actor,
-        version: int,
-    ) -> JobRecord:
-        require_job(repos, actor, current.name, current.bundle, JobAction.CONFIGURE)
-        require_move_to_bundle(
-            actor.principal,
-            grants_for(repos, actor),
-            JobRef(current.name, current.bundle),
-            job.spec.bundle,
-        )
-        check_run_as(repos, actor, job.spec.run_as, previous=current.manifest["spec"].get("runAs"))
-        record = repos.jobs.update(
-            current.name,
-            expected_version=version,
-            manifest=stored_form(job),
-            description=job.metadata.description,
-            bundle=job.spec.bundle,
-            tags=dict(job.metadata.tags),
-            actor=actor.name,
-            at=self._clock.now(),
-        )
-        self._check_and_claim(job, repos, actor=actor)
-        self._audit(repos, actor, "job.configured", record.name, {"version": record.version})
-        return record
-
-    def _check_and_claim(self, job: StreamingJob, repos: Repositories, *, actor: Actor) -> None:
-        """What the job refers to, and the locations it claims (written after the job's row,
-        so on SQLite no other writer runs in between)."""
-        locations = check_references(job, repos, places=self._places, source=None)
-        claim_locations(job, locations, repos, actor=actor, checkpoint_root=self._checkpoint_root)
-
-    def _audit(
-        self, repos: Repositories, actor: Actor, action: str, name: str, detail: dict[str, Any]
-    ) -> None:
-        audit(repos, self._clock, actor, action, kind="job", name=name, detail=detail)
-
 
 def _require_same_name(name: str, job: StreamingJob) -> None:
     require_same_name(
         "job", name, job.metadata.name, instead="duplicate the job to copy it under a new name"
     )
-
-
-def _unchanged(
-    current: JobRecord,
-    job: StreamingJob,
-    repos: Repositories,
-    actor: Actor,
-    places: ServerPlaces,
-    *,
-    lock_connections: bool,
-) -> bool:
-    """Whether ``job`` is the job as stored, ``current``; ``actor`` must be allowed to configure
-    it, and what it refers to must still exist, either way or not. Its locations and Spark
-    settings were checked against its bundle when it was stored, and are again at each launch,
-    so the commonest apply (the same manifest again) does not resolve them once more."""
-    require_job(repos, actor, current.name, current.bundle, JobAction.CONFIGURE)
-    if current.manifest != stored_form(job):
-        return False
-    check_references(
-        job,
-        repos,
-        places=places,
-        source=None,
-        lock_connections=lock_connections,
-        bundle_rules=False,
-    )
-    return True
 
 
 def _job_filters(query: JobQuery, repos: Repositories, actor: Actor) -> JobFilters:

@@ -10,9 +10,8 @@ from streamjobs.store.application_history import (
     ApplicationEventRecord,
     ApplicationHistory,
     AttemptRecord,
-    ExecutorFiguresRecord,
-    ProgressRecord,
 )
+from streamjobs.store.application_reports import ExecutorFiguresRecord, ProgressRecord
 from streamjobs.store.applications import ApplicationRecord, ApplicationRepository
 from streamjobs.store.audit import AuditEntry, AuditRepository
 from streamjobs.store.catalog import (

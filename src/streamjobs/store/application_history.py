@@ -1,22 +1,20 @@
-"""What an application leaves behind as it runs: attempts, events, reported progress, executors.
+"""What an application leaves behind as it runs: its attempts and its events.
 
 Kept apart from ``applications.py`` (the application rows themselves) because these rows only
-grow, or are replaced whole, and never take part in the application's optimistic concurrency:
-the supervisor, the API and the runner's reports add to them without reading a version first.
-Progress is the only one that is pruned: an application keeps its latest reports, not all.
+grow, and never take part in the application's optimistic concurrency: the supervisor and the
+API add to them without reading a version first. What the driver reports (progress, executor
+figures) is kept the same way, in ``application_reports.py``.
 """
 
 from __future__ import annotations
 
 import builtins
-import copy
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, fields
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, delete, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Select, bindparam, func, select, update
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.domain.states import AppState
@@ -24,8 +22,6 @@ from streamjobs.store.base import Repository
 from streamjobs.store.tables import (
     ApplicationAttemptRow,
     ApplicationEventRow,
-    ApplicationExecutorsRow,
-    ApplicationProgressRow,
     ApplicationRow,
 )
 
@@ -43,8 +39,6 @@ ATTEMPT_CHANGEABLE_FIELDS = frozenset(
     }
 )
 """What ``update_attempt`` may change: everything but the attempt's key and submission time."""
-
-Upsert = Callable[[type[Any]], postgresql.Insert | sqlite.Insert]
 
 
 @dataclass(frozen=True)
@@ -78,31 +72,8 @@ class ApplicationEventRecord:
     message: str
 
 
-@dataclass(frozen=True)
-class ProgressRecord:
-    """One event the runner reported; ``payload`` is the event as it was sent."""
-
-    id: int
-    application_id: str
-    attempt: int
-    sequence: int
-    at: datetime
-    type: str
-    query_id: str | None
-    payload: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ExecutorFiguresRecord:
-    """The latest snapshot of an application's executor figures and when it was taken."""
-
-    application_id: str
-    at: datetime
-    figures: dict[str, Any]
-
-
 class ApplicationHistory(Repository):
-    """Attempts, events, progress and executor figures of applications (see the module)."""
+    """Attempts and events of applications (see the module)."""
 
     def add_attempt(
         self,
@@ -198,102 +169,26 @@ class ApplicationHistory(Repository):
         return _event_record(row)
 
     def events(
-        self, application_id: str, *, after_id: int | None = None, limit: int = 1000
+        self,
+        application_id: str,
+        *,
+        after_id: int | None = None,
+        before_id: int | None = None,
+        limit: int = 1000,
+        newest_first: bool = False,
     ) -> builtins.list[ApplicationEventRecord]:
-        """The application's events in the order they were added; after ``after_id`` if given."""
+        """The application's events in the order they were added (or newest first); only those
+        after ``after_id`` and before ``before_id`` when given."""
         statement = select(ApplicationEventRow).where(
             ApplicationEventRow.application_id == application_id
         )
         if after_id is not None:
             statement = statement.where(ApplicationEventRow.id > after_id)
-        rows = self._session.scalars(statement.order_by(ApplicationEventRow.id).limit(limit))
+        if before_id is not None:
+            statement = statement.where(ApplicationEventRow.id < before_id)
+        order = ApplicationEventRow.id.desc() if newest_first else ApplicationEventRow.id
+        rows = self._session.scalars(statement.order_by(order).limit(limit))
         return [_event_record(row) for row in rows]
-
-    def add_progress(
-        self,
-        application_id: str,
-        *,
-        attempt: int,
-        events: Sequence[dict[str, Any]],
-        at: datetime,
-        keep_last: int = 200,
-    ) -> int:
-        """Store the runner's ``events`` of ``attempt`` and tell how many of them were new.
-
-        Each event needs a ``sequence`` and a ``type``; its query is its ``queryId`` (or ``id``,
-        as the runner names it). An event already stored under its sequence is ignored, so a
-        batch sent twice lands once. An event is dated by its own ``timestamp`` when that is
-        an ISO 8601 time with a zone (buffered events arrive late), else by ``at``. Only the
-        application's ``keep_last`` newest events are kept. ``NotFound`` if no application.
-        """
-        self._require_application(application_id)
-        rows: dict[int, dict[str, Any]] = {}
-        for event in events:
-            sequence = int(event["sequence"])
-            rows.setdefault(
-                sequence,
-                {
-                    "application_id": application_id,
-                    "attempt": attempt,
-                    "sequence": sequence,
-                    "at": _reported_at(event, default=at),
-                    "type": str(event["type"]),
-                    "query_id": _query_id(event),
-                    "payload": event,
-                },
-            )
-        if not rows:
-            return 0
-        table = ApplicationProgressRow
-        statement = (
-            self._upsert()(table)
-            .values(builtins.list(rows.values()))
-            .on_conflict_do_nothing(index_elements=["application_id", "attempt", "sequence"])
-            .returning(table.id)
-        )
-        added = len(self._session.execute(statement).all())
-        self._prune_progress(application_id, keep_last)
-        return added
-
-    def progress(self, application_id: str, *, limit: int = 100) -> builtins.list[ProgressRecord]:
-        """The application's ``limit`` newest progress events, newest last."""
-        rows = self._session.scalars(
-            select(ApplicationProgressRow)
-            .where(ApplicationProgressRow.application_id == application_id)
-            .order_by(ApplicationProgressRow.id.desc())
-            .limit(limit)
-        ).all()
-        return [_progress_record(row) for row in reversed(rows)]
-
-    def set_executor_figures(
-        self, application_id: str, *, at: datetime, figures: dict[str, Any]
-    ) -> ExecutorFiguresRecord:
-        """Replace the application's executor figures; ``NotFound`` if there is no application."""
-        self._require_application(application_id)
-        table = ApplicationExecutorsRow
-        insert = self._upsert()(table).values(application_id=application_id, at=at, figures=figures)
-        statement = insert.on_conflict_do_update(
-            index_elements=["application_id"],
-            set_={"at": insert.excluded.at, "figures": insert.excluded.figures},
-        )
-        self._session.execute(statement)
-        return ExecutorFiguresRecord(application_id, at.astimezone(UTC), copy.deepcopy(figures))
-
-    def executor_figures(self, application_id: str) -> ExecutorFiguresRecord | None:
-        """The application's latest executor figures, or None if none were ever set."""
-        row = self._session.scalars(
-            select(ApplicationExecutorsRow)
-            .where(ApplicationExecutorsRow.application_id == application_id)
-            .execution_options(populate_existing=True)
-        ).one_or_none()
-        if row is None:
-            return None
-        return ExecutorFiguresRecord(row.application_id, row.at, copy.deepcopy(row.figures))
-
-    def _require_application(self, application_id: str) -> None:
-        found = select(ApplicationRow.id).where(ApplicationRow.id == application_id)
-        if self._session.scalar(found) is None:
-            raise NotFound("application", application_id)
 
     def _find_attempt(self, application_id: str, number: int) -> ApplicationAttemptRow | None:
         return self._session.scalars(
@@ -302,28 +197,6 @@ class ApplicationHistory(Repository):
                 ApplicationAttemptRow.number == number,
             )
         ).one_or_none()
-
-    def _prune_progress(self, application_id: str, keep_last: int) -> None:
-        table = ApplicationProgressRow
-        newest_dropped = self._session.scalar(
-            select(table.id)
-            .where(table.application_id == application_id)
-            .order_by(table.id.desc())
-            .offset(keep_last)
-            .limit(1)
-        )
-        if newest_dropped is not None:
-            self._session.execute(
-                delete(table)
-                .where(table.application_id == application_id, table.id <= newest_dropped)
-                .execution_options(synchronize_session=False)
-            )
-
-    def _upsert(self) -> Upsert:
-        """The INSERT of this database that knows ``ON CONFLICT`` (both backends spell it so)."""
-        if self._session.get_bind().dialect.name == "postgresql":
-            return postgresql.insert
-        return sqlite.insert
 
 
 _NEWEST_ATTEMPTS = (
@@ -352,22 +225,6 @@ def _select_attempts() -> Select[ApplicationAttemptRow]:
     return select(ApplicationAttemptRow).execution_options(populate_existing=True)
 
 
-def _reported_at(event: dict[str, Any], *, default: datetime) -> datetime:
-    stamp = event.get("timestamp")
-    if not isinstance(stamp, str):
-        return default
-    try:
-        moment = datetime.fromisoformat(stamp)
-    except ValueError:
-        return default
-    return moment if moment.utcoffset() is not None else default
-
-
-def _query_id(event: dict[str, Any]) -> str | None:
-    query_id = event.get("queryId", event.get("id"))
-    return None if query_id is None else str(query_id)
-
-
 def _attempt_record(row: ApplicationAttemptRow) -> AttemptRecord:
     return AttemptRecord(
         application_id=row.application_id,
@@ -389,17 +246,4 @@ def _attempt_record(row: ApplicationAttemptRow) -> AttemptRecord:
 def _event_record(row: ApplicationEventRow) -> ApplicationEventRecord:
     return ApplicationEventRecord(
         id=row.id, application_id=row.application_id, at=row.at, kind=row.kind, message=row.message
-    )
-
-
-def _progress_record(row: ApplicationProgressRow) -> ProgressRecord:
-    return ProgressRecord(
-        id=row.id,
-        application_id=row.application_id,
-        attempt=row.attempt,
-        sequence=row.sequence,
-        at=row.at,
-        type=row.type,
-        query_id=row.query_id,
-        payload=copy.deepcopy(row.payload),
     )

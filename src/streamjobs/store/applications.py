@@ -4,8 +4,8 @@ An application keeps the snapshot of the job it started with, its state and its 
 supervisor changes it with ``update``, naming the version it read. A job has at most one live
 application (``LIVE_STATES``): ``add`` refuses a second one, and so does the database through the
 unique ``live_key``, which holds the job name only while the application is live. Applications
-outlive their jobs as history. Attempts, events, progress and executor figures live in
-``application_history.py``; this repository offers them too.
+outlive their jobs as history. Attempts and events live in ``application_history.py``, progress
+and executor figures in ``application_reports.py``; this repository offers them too.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from streamjobs.store.application_filters import (
     application_criteria,
 )
 from streamjobs.store.application_history import ApplicationHistory
+from streamjobs.store.application_reports import ApplicationReports
 from streamjobs.store.base import VersionedRepository
 from streamjobs.store.list_filters import TagFilter
 from streamjobs.store.tables import ApplicationRow
@@ -132,7 +133,7 @@ than running it."""
 _STATES = {state.value: state for state in AppState}
 
 
-class ApplicationRepository(VersionedRepository, ApplicationHistory):
+class ApplicationRepository(VersionedRepository, ApplicationHistory, ApplicationReports):
     """Adds, reads, lists and changes applications, and keeps their history."""
 
     # base.py's annotation names only the tables it was written for

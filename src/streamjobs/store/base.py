@@ -79,6 +79,12 @@ class Repository:
         result = cast(CursorResult[Any], self._session.execute(statement))
         return result.rowcount
 
+    def _require_application(self, application_id: str) -> None:
+        """``NotFound`` unless the application exists: what is added to one checks it first."""
+        found = select(ApplicationRow.id).where(ApplicationRow.id == application_id)
+        if self._session.scalar(found) is None:
+            raise NotFound("application", application_id)
+
 
 class VersionedRepository(Repository):
     """A repository of rows that carry a ``version``, changed with optimistic concurrency.

@@ -18,6 +18,7 @@ serialization failure (``store.outages``), never the driver's own exception.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ from typing import Any
 import orjson
 from alembic import command
 from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.engine import URL
 from sqlalchemy.orm import Session, sessionmaker
@@ -45,6 +48,8 @@ from streamjobs.store.sign_in_throttles import SignInThrottleRepository
 from streamjobs.store.web_sessions import WebSessionRepository
 
 MIGRATIONS_DIRECTORY = Path(__file__).with_name("migrations")
+migration_log = logging.getLogger("streamjobs.store.migrations")
+"""Says which revision a migration brings the store to; the server's commands show it."""
 
 SQLITE_PRAGMAS = (
     "PRAGMA journal_mode=WAL",
@@ -132,6 +137,15 @@ def migrate(engine: Engine) -> None:
     config.set_main_option("script_location", str(MIGRATIONS_DIRECTORY).replace("%", "%%"))
     with engine.begin() as connection:
         _lock_for_migration(connection)
+        current = MigrationContext.configure(connection).get_current_revision()
+        head = ScriptDirectory.from_config(config).get_current_head()
+        if current != head:
+            migration_log.info(
+                "migrating store %s from revision %s to revision %s",
+                engine.url.render_as_string(hide_password=True),
+                current or "none (a new store)",
+                head,
+            )
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
 

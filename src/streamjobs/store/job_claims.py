@@ -1,5 +1,6 @@
-"""The locations jobs claim (their outputs and checkpoints), kept beside the jobs so that a job
-being written is checked against the others with indexed lookups, not by reading every manifest.
+"""The locations jobs claim (their outputs, checkpoints and inputs), kept beside the jobs so that
+a job being written is checked against the others with indexed lookups, not by reading every
+manifest.
 
 A job's claims are replaced whenever it is written and go with it when it is deleted (the
 foreign key cascades). What counts as a conflict is the services' to decide; this module finds

@@ -88,8 +88,9 @@ class JobTagRow(Base):
 
 
 class JobClaimRow(Base):
-    """A location one job writes (an output or its checkpoint), so that no other job writes,
-    shares or reads its checkpoint without reading every manifest."""
+    """A location one job writes (an output or its checkpoint) or reads, so that no other job
+    writes, shares or reads its checkpoint, nor checkpoints where it reads, without reading every
+    manifest."""
 
     __tablename__ = "job_claims"
 
@@ -99,7 +100,7 @@ class JobClaimRow(Base):
     (``/<namespace>/<name>``), so it follows the root wherever the settings put it."""
     derived: Mapped[bool] = mapped_column(Boolean)
     kind: Mapped[str] = mapped_column(String(16))
-    """``output`` or ``checkpoint``."""
+    """``output``, ``checkpoint`` or ``input``."""
     field: Mapped[str] = mapped_column(String(NAME_LENGTH))
     """The manifest field that names it."""
 

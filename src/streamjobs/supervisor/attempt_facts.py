@@ -1,13 +1,20 @@
 """What the loop reads off an attempt's record: how to reach its driver, whether its driver has
-reported, and how its end was judged."""
+reported, how its end was judged, and what its logs say caused its failure."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
+from streamjobs.domain.failure_causes import failure_cause
 from streamjobs.domain.policy import Outcome
+from streamjobs.launch.attempt_directory import STDERR_FILE, STDOUT_FILE
 from streamjobs.launch.base import DriverHandle
+from streamjobs.launch.logs import tail_text
 from streamjobs.store import ApplicationRecord, AttemptRecord
+
+LOG_TAIL_BYTES = 64 * 1024
+"""How much of the end of each of a failed driver's logs is searched for its cause."""
 
 
 def handle_of(attempt: AttemptRecord) -> DriverHandle:
@@ -33,3 +40,16 @@ def heartbeat_of(application: ApplicationRecord, attempt: AttemptRecord | None) 
     if beat is None or attempt is None or beat < attempt.submitted_at:
         return None
     return beat
+
+
+def failure_cause_of(attempt: AttemptRecord | None) -> str | None:
+    """The cause of the failure of an attempt that failed and is not judged yet, as the ends of
+    its driver's stderr and stdout say it (a Python driver's traceback is in its stdout); None
+    when they say none. Read once: the tick that sees the attempt ended judges it."""
+    if attempt is None or attempt.ended_at is None or attempt.outcome or attempt.exit_code == 0:
+        return None
+    directory = Path(attempt.directory)
+    return failure_cause(
+        tail_text(directory / STDERR_FILE, LOG_TAIL_BYTES),
+        tail_text(directory / STDOUT_FILE, LOG_TAIL_BYTES),
+    )

@@ -34,14 +34,21 @@ from streamjobs.domain.policy import RetryCounters
 from streamjobs.domain.states import ACTIVE_STATES, AppEvent, AppState
 from streamjobs.launch.attempt_cleanup import remove_private_files
 from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFailed
+from streamjobs.launch.jars import JarResolver
 from streamjobs.launch.spark_ui import read_executors
 from streamjobs.services.application_state import move
 from streamjobs.services.identity import token_digest
 from streamjobs.services.resources import on_fresh_reads
 from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Store
-from streamjobs.supervisor.attempt_facts import handle_of, heartbeat_of, outcome_of
+from streamjobs.supervisor.attempt_facts import (
+    failure_cause_of,
+    handle_of,
+    heartbeat_of,
+    outcome_of,
+)
 from streamjobs.supervisor.attempts import AttemptFactory
+from streamjobs.supervisor.decisions import log_decision
 from streamjobs.supervisor.ended_attempts import remove_files_of_ended_attempts
 from streamjobs.supervisor.executors import ExecutorPolls, ExecutorReader
 from streamjobs.supervisor.reconcile import (
@@ -80,9 +87,11 @@ class Supervisor:
         clock: Clock,
         config: SupervisorConfig,
         executor_reader: ExecutorReader = read_executors,
+        jar_resolver: JarResolver | None = None,
     ) -> None:
         """``executor_reader`` asks a driver's Spark REST API for its executors (None: no
-        answer)."""
+        answer); ``jar_resolver`` resolves the jars a job needs before its driver starts
+        (None: drivers resolve their packages themselves)."""
         self._store = store
         self._executor_polls = ExecutorPolls(executor_reader)
         self._launchers = launchers
@@ -100,7 +109,12 @@ class Supervisor:
         self._swept = False
         """Whether the first tick has removed the private files ended attempts left behind."""
         self._submissions = Submissions(
-            store=store, attempts=attempts, clock=clock, launcher_for=self._launcher
+            store=store,
+            attempts=attempts,
+            clock=clock,
+            launcher_for=self._launcher,
+            jar_resolver=jar_resolver,
+            wake=self.wake,
         )
 
     def run_once(self) -> list[Action]:
@@ -114,6 +128,10 @@ class Supervisor:
         actions = tick(observed, now=now, timing=self._config.timing)
         for action in actions:
             try:
+                if action.driver is DriverCall.SUBMIT and not self._submissions.jars_ready(
+                    action.application_id
+                ):
+                    continue  # its jars resolve in the background; it waits where it is
                 self._apply(action)
             except StreamjobsError as error:  # changed meanwhile: the next tick sees it anew
                 log.info("supervisor: %s: %s", action.application_id, error.detail)
@@ -261,6 +279,7 @@ class Supervisor:
             last_heartbeat_at=heartbeat_of(application, attempt),
             holds_queries=terms.reports,
             attempt_outcome=outcome_of(attempt),
+            failure_cause=failure_cause_of(attempt),
         )
 
     def _driver_ready(
@@ -305,12 +324,13 @@ class Supervisor:
                 repos.applications.update_attempt(
                     application.id, attempt.number, ended_at=now, exit_code=exit_code
                 )
-                code = "unknown" if exit_code is None else str(exit_code)
+                ended = "ended with an unknown exit code" if exit_code is None else "exited"
+                code = "" if exit_code is None else f" with code {exit_code}"
                 repos.applications.add_event(
                     application.id,
                     at=now,
                     kind="driver-exited",
-                    message=f"attempt {attempt.number}: the driver exited with code {code}",
+                    message=f"attempt {attempt.number}: the driver {ended}{code}",
                 )
                 current = repos.applications.get(application.id)
                 current = move(repos, current, None, at=now, changes={"driver_state": "EXITED"})
@@ -349,6 +369,8 @@ class Supervisor:
                 pending = self._submissions.record(
                     repos, application, token=token, hold_until=action.hold_until
                 )
+        if action.note is not None:
+            log_decision(application, action.note)
         if pending is not None:
             pid = self._submissions.start(application, pending)
             if pid is not None:

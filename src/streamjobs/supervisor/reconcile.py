@@ -97,6 +97,8 @@ class Observed:
     """The driver is a pipeline's runner, which can start and hold its queries until a time."""
     attempt_outcome: Outcome | None = None
     """How the latest attempt was judged to have ended, once it was."""
+    failure_cause: str | None = None
+    """What the latest attempt's driver logs say caused its failure, once it has failed."""
 
 
 @dataclass(frozen=True)
@@ -287,14 +289,13 @@ def _judged(
         healthy_seconds=healthy_seconds,
         suspend_on_failure=app.suspend_on_failure,
     )
-    code = "unknown" if app.exit_code is None else str(app.exit_code)
     changes: dict[str, Any] = {
         "exit_code": app.exit_code,
         "submission_failures": decision.counters.submission_failures,
         "execution_failures": decision.counters.execution_failures,
         "running_since": None,
         "next_attempt_at": None,
-        "error_message": app.launch_error or _error_for(outcome, app.exit_code),
+        "error_message": _error_for(app, outcome),
         **more,
     }
     wake_at = None
@@ -307,19 +308,37 @@ def _judged(
         app.version,
         decision.event,
         changes,
-        note=(_note_kind(decision), f"driver exited with code {code}; {decision.reason}"),
+        note=(_note_kind(decision), f"{_ending(app)}; {decision.reason}"),
         attempt_outcome=str(outcome).lower(),
         wake_at=wake_at,
     )
 
 
-def _error_for(outcome: Outcome, exit_code: int | None) -> str | None:
-    code = "unknown" if exit_code is None else str(exit_code)
+def _error_for(app: Observed, outcome: Outcome) -> str | None:
+    """The application's ``error``: the cause its driver's logs give, else why its driver could
+    not be started, else how it ended."""
     if outcome is Outcome.SUCCEEDED:
         return None
+    if app.failure_cause:
+        return app.failure_cause
+    if app.launch_error:
+        return app.launch_error
+    code = "unknown" if app.exit_code is None else str(app.exit_code)
     if outcome is Outcome.SUBMISSION_FAILED:
         return f"the driver failed to start (exit code {code})"
     return f"the driver failed (exit code {code})"
+
+
+def _ending(app: Observed) -> str:
+    """How the latest attempt ended, for the events: a submission that never started a driver
+    says so (and why), a driver says its exit code and the cause its logs give."""
+    if app.launch_error and app.exit_code is None:
+        return f"submission failed before the driver started: {app.launch_error}"
+    if app.exit_code is None:
+        ended = "the driver ended with an unknown exit code"
+    else:
+        ended = f"driver exited with code {app.exit_code}"
+    return f"{ended}: {app.failure_cause}" if app.failure_cause else ended
 
 
 def _note_kind(decision: Decision) -> str:

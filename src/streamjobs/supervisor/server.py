@@ -38,4 +38,5 @@ def supervisor_for(
             interval_seconds=settings.supervisor_interval_seconds,
         ),
         executor_reader=executor_reader,
+        jar_resolver=services.jars,
     )

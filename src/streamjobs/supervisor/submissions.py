@@ -10,6 +10,11 @@ when there is none. So an application never gets a second attempt while its firs
 
 A failure to start one driver, of whatever kind, is that application's failed submission: its
 error goes to the application's events and ``error``, and the restart policy counts it.
+
+Before an attempt is recorded, the jars its job needs must be resolved (``jars_ready``): the
+resolution runs in the background (``jar_resolutions``) while the application waits where it
+is, with an event saying so; the attempt then starts with the jar files, or fails naming the
+coordinate that could not be resolved.
 """
 
 from __future__ import annotations
@@ -17,19 +22,25 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
 from streamjobs.domain.clock import Clock
-from streamjobs.domain.errors import StreamjobsError
+from streamjobs.domain.errors import InvalidInput, StreamjobsError
+from streamjobs.domain.jar_requests import JarRequest, jar_request
+from streamjobs.domain.spec import parse_manifest
+from streamjobs.formatting import duration
 from streamjobs.launch.attempt_cleanup import remove_private_files
-from streamjobs.launch.base import DriverHandle, Launcher
+from streamjobs.launch.base import AttemptSpec, DriverHandle, Launcher, LaunchFailed
+from streamjobs.launch.jars import JarResolution, JarResolver
 from streamjobs.services.application_state import move
 from streamjobs.services.resources import on_fresh_reads
 from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Repositories, Store
 from streamjobs.supervisor.attempts import AttemptFactory
+from streamjobs.supervisor.decisions import log_event
+from streamjobs.supervisor.jar_resolutions import BackgroundJarResolutions, Waiting
 
 log = logging.getLogger(__name__)
 
@@ -54,11 +65,41 @@ class Submissions:
         attempts: AttemptFactory,
         clock: Clock,
         launcher_for: Callable[[ApplicationRecord], Launcher],
+        jar_resolver: JarResolver | None = None,
+        wake: Callable[[], None] = lambda: None,
     ) -> None:
+        """Without a ``jar_resolver`` drivers resolve their packages themselves; ``wake`` ticks
+        the loop again (a resolution ended)."""
         self._store = store
         self._attempts = attempts
         self._clock = clock
         self._launcher_for = launcher_for
+        self._wake = wake
+        self._jars = (
+            BackgroundJarResolutions(jar_resolver, on_resolved=self._resolved)
+            if jar_resolver is not None
+            else None
+        )
+        self._requests: dict[str, JarRequest] = {}
+        """Each application's jar request, read once from its spec."""
+
+    def jars_ready(self, application_id: str) -> bool:
+        """Whether the application's next attempt may be recorded as far as jars go: none are
+        needed, or their resolution has ended (either way: a failure fails the attempt). False
+        while they are resolved in the background; the first time, an event says so."""
+        if self._jars is None:
+            return True
+        request = self._request_of(application_id)
+        if request is None:
+            return True
+        answer = self._jars.check(application_id, request)
+        if not isinstance(answer, Waiting):
+            self._requests.pop(application_id, None)
+            return True
+        if answer.first:
+            message = f"resolving {request.describe()}: {', '.join(request.coordinates)}"
+            self._event(application_id, "jars-resolving", message)
+        return False
 
     def record(
         self,
@@ -90,12 +131,14 @@ class Submissions:
         the attempt is recorded as a failed submission)."""
         number = pending.number
         try:
-            spec = self._attempts.spec_for(
-                application,
-                number,
-                pending.token,
-                hold_until=pending.hold_until,
-                fence=pending.fence,
+            spec = self._with_jars(
+                self._attempts.spec_for(
+                    application,
+                    number,
+                    pending.token,
+                    hold_until=pending.hold_until,
+                    fence=pending.fence,
+                )
             )
             handle = self._launcher_for(application).submit(spec)
         except Exception as error:
@@ -141,6 +184,55 @@ class Submissions:
             settled = repos.applications.latest_attempt(application.id)
         assert settled is not None
         return current, settled
+
+    def _with_jars(self, spec: AttemptSpec) -> AttemptSpec:
+        """``spec`` with the jar files resolved for its job; ``LaunchFailed`` naming the
+        coordinate when their resolution failed. Unchanged when there is no resolution yet (the
+        driver then resolves its packages itself)."""
+        request = jar_request(spec.job)
+        if self._jars is None or request.empty:
+            return spec
+        resolution = self._jars.known(request)
+        if resolution is None:
+            return spec
+        if resolution.error is not None:
+            raise LaunchFailed(f"cannot resolve the job's jars: {resolution.error}")
+        return replace(spec, packaged_jars=resolution.jars)
+
+    def _request_of(self, application_id: str) -> JarRequest | None:
+        request = self._requests.get(application_id)
+        if request is None:
+            with self._store.reading() as repos:
+                manifest = repos.applications.spec(application_id)
+            try:
+                request = jar_request(parse_manifest(manifest))
+            except (InvalidInput, ValueError):
+                return None  # the launch fails on the manifest itself, saying why
+            self._requests[application_id] = request
+        return request
+
+    def _resolved(
+        self, request: JarRequest, outcome: JarResolution, application_ids: list[str]
+    ) -> None:
+        if outcome.error is not None:
+            kind, message = "jars-unresolved", f"could not resolve {request.describe()}: "
+            message += outcome.error
+        else:
+            kind = "jars-resolved"
+            message = f"resolved {request.describe()} in {duration(outcome.seconds)}"
+        for application_id in application_ids:
+            try:
+                self._event(application_id, kind, message)
+            except StreamjobsError as error:  # deleted meanwhile: the others are still told
+                log.info("%s: %s", application_id, error.detail)
+        self._wake()
+
+    def _event(self, application_id: str, kind: str, message: str) -> None:
+        log_event(application_id, kind, message)
+        with self._store.transaction() as repos:
+            repos.applications.add_event(
+                application_id, at=self._clock.now(), kind=kind, message=message
+            )
 
     def _fail(
         self, application_id: str, number: int, *, exit_code: int | None, detail: str

@@ -2,7 +2,8 @@
 
 The figures are ``ExecutorFigures.to_dict()`` as the supervisor stores them: one entry per
 executor, the driver's own entry (id ``driver``) included, so totals count the tasks a
-``local[N]`` driver runs itself. ``static/application.js`` formats refreshed figures the same way.
+``local[N]`` driver runs itself. Units are written by ``streamjobs.formatting``, the one set of
+formatters of the UI and the CLI.
 """
 
 from __future__ import annotations
@@ -12,9 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from streamjobs import formatting
+
 DRIVER_ID = "driver"
-UNKNOWN = "\u2013"
-"""An en dash, what the pages show for a figure not known (yet)."""
 SUMMED = (
     "completed_tasks",
     "failed_tasks",
@@ -93,51 +94,11 @@ def executor_totals(figures: Mapping[str, Any] | None) -> dict[str, int] | None:
 
 def human(value: int | float | None, unit: Unit) -> str:
     """``value`` in ``unit`` for people; ``UNKNOWN`` when there is none."""
-    if value is None:
-        return UNKNOWN
     if unit is Unit.BYTES:
-        return human_bytes(value)
+        return formatting.size(value)
     if unit is Unit.MILLISECONDS:
-        return human_milliseconds(value)
-    return f"{round(value):,}"
-
-
-def human_bytes(size: int | float) -> str:
-    """Bytes in binary units: ``512 B``, ``1.5 KiB``, ``3.0 GiB``."""
-    if abs(size) < 1024:
-        return f"{round(size)} B"
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        size /= 1024
-        if abs(size) < 1024 or unit == "TiB":
-            break
-    return f"{size:,.1f} {unit}"
-
-
-def human_milliseconds(milliseconds: int | float) -> str:
-    """A time span measured in milliseconds: ``850 ms``, ``12.3 s``, ``4.5 min``, ``2.0 h``."""
-    if abs(milliseconds) < 1000:
-        return f"{round(milliseconds)} ms"
-    seconds = milliseconds / 1000
-    if abs(seconds) < 60:
-        return f"{seconds:.1f} s"
-    if abs(seconds) < 3600:
-        return f"{seconds / 60:.1f} min"
-    return f"{seconds / 3600:,.1f} h"
-
-
-def human_elapsed(seconds: int | float) -> str:
-    """How long something has run, to the second: ``45 s``, ``3 min 05 s``, ``2 h 07 min``."""
-    whole = max(0, int(seconds))
-    days, rest = divmod(whole, 86_400)
-    hours, rest = divmod(rest, 3600)
-    minutes, secs = divmod(rest, 60)
-    if days:
-        return f"{days} d {hours:02d} h"
-    if hours:
-        return f"{hours} h {minutes:02d} min"
-    if minutes:
-        return f"{minutes} min {secs:02d} s"
-    return f"{secs} s"
+        return formatting.milliseconds(value)
+    return formatting.count(value)
 
 
 def _count(executor: Mapping[str, Any], field: str) -> int:

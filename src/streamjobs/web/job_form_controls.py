@@ -5,8 +5,10 @@ manifest field it makes.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
+from streamjobs.domain.deployment_rules import STANDALONE_MASTER_SETTING
 from streamjobs.domain.spec import ApplicationType, Deployment, Guarantee, RestartPolicyType
 
 APPLICATION_TYPES = (
@@ -15,6 +17,19 @@ APPLICATION_TYPES = (
     (ApplicationType.JVM, "JVM"),
 )
 DEPLOYMENTS = ((Deployment.SINGLE_NODE, "Single node"), (Deployment.STANDARD, "Standard"))
+
+
+def standard_deployment_note(deployments: Collection[Deployment]) -> str:
+    """The note beside the deployment choice when the server cannot run a standard job."""
+    if Deployment.STANDARD in deployments:
+        return ""
+    return (
+        "This server has no standalone master configured, so a standard job cannot run here "
+        f"until {STANDALONE_MASTER_SETTING}=spark://host:port is set for the server (and it is "
+        "restarted). Single node runs on this machine."
+    )
+
+
 RESTART_POLICIES = tuple((policy, policy.value) for policy in RestartPolicyType)
 GUARANTEES = (
     (Guarantee.AT_LEAST_ONCE, "At least once"),
@@ -79,14 +94,13 @@ CONFIGURATION_GROUPS = (
     ),
     RowGroup("arguments", ("spec", "application", "arguments"), "Arguments", "Argument"),
 )
-CONFIG_MAPS = RowGroup("config_maps", ("spec", "configuration", "configMaps"), "Config maps", "Map")
 DEPENDENCY_GROUPS = (
     RowGroup("jars", ("spec", "dependencies", "jars"), "Jars", "Jar"),
     RowGroup("files", ("spec", "dependencies", "files"), "Files", "File"),
     RowGroup("py_files", ("spec", "dependencies", "pyFiles"), "Python files", "Python file"),
     RowGroup("packages", ("spec", "dependencies", "packages"), "Maven packages", "Coordinate"),
 )
-ROW_GROUPS = (TAGS, *CONFIGURATION_GROUPS, CONFIG_MAPS, *DEPENDENCY_GROUPS)
+ROW_GROUPS = (TAGS, *CONFIGURATION_GROUPS, *DEPENDENCY_GROUPS)
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,12 @@ The form holds what the person typed, as text. Nothing here checks the job's rul
 do, for the API and the UI alike); this only turns controls into manifest fields and back:
 
 - fields that do not apply to the chosen application type or deployment are left out (a main
-  class only for JVM, a pipeline only for Pipeline, executors only for Standard), and the four
-  retry fields are only taken for OnFailure;
+  class only for JVM, a pipeline and its processing guarantee only for Pipeline, executors only
+  for Standard), and the four retry fields are only taken for OnFailure;
 - fields the form does not show (``restartPolicy.backoff``, ``instance.dynamic``,
-  ``processing.snapshotIntervalMillis`` ...) are kept from the job being configured or duplicated;
+  ``processing.snapshotIntervalMillis`` ...) are kept from the job being configured or duplicated,
+  but for the Kubernetes fields (``image``, ``volume``, ``configMaps``): this server refuses them,
+  and a job stored with one before it did is saved without it;
 - text that cannot become a field (pipeline YAML that does not parse, a value without a key, a
   key given twice) is a ``ControlError`` on the control that holds it.
 """
@@ -53,7 +55,6 @@ class JobForm:
     namespace: str = "default"
     run_as: str = ""
     app_type: str = ApplicationType.PIPELINE.value
-    image: str = ""
     main_class: str = ""
     main_file: str = ""
     pipeline: str = DEFAULT_PIPELINE
@@ -62,8 +63,6 @@ class JobForm:
     driver: str = "small"
     executor: str = "medium"
     executors: str = "1"
-    volume_size: str = ""
-    volume_mount: str = ""
     restart_policy: str = RestartPolicyType.NEVER.value
     submission_retries: str = "1"
     submission_retry_interval: str = "5"
@@ -119,7 +118,6 @@ def form_from_manifest(document: Mapping[str, Any]) -> JobForm:
     spec = _section(document, "spec")
     application = _section(spec, "application")
     instance = _section(spec, "instance")
-    volume = _section(instance, "volume")
     policy = _section(spec, "restartPolicy")
     pipeline = spec.get("pipeline")
     rows: dict[str, tuple[Row, ...]] = {}
@@ -140,7 +138,6 @@ def form_from_manifest(document: Mapping[str, Any]) -> JobForm:
         namespace=text(metadata, "namespace", defaults.namespace),
         run_as=text(spec, "runAs"),
         app_type=text(application, "type", defaults.app_type),
-        image=text(application, "image"),
         main_class=text(application, "mainClass"),
         main_file=text(application, "mainApplicationFile"),
         pipeline=(
@@ -153,8 +150,6 @@ def form_from_manifest(document: Mapping[str, Any]) -> JobForm:
         driver=text(instance, "driver", defaults.driver),
         executor=text(instance, "executor", defaults.executor),
         executors=text(instance, "executors", defaults.executors),
-        volume_size=text(volume, "size"),
-        volume_mount=text(volume, "mountPath"),
         restart_policy=text(policy, "type", defaults.restart_policy),
         submission_retries=text(policy, "onSubmissionFailureRetries", defaults.submission_retries),
         submission_retry_interval=text(
@@ -198,7 +193,8 @@ def manifest_from_form(form: JobForm, base: Mapping[str, Any] | None = None) -> 
     app_type = form.app_type.strip()
     application = _block(spec, "application")
     _put(application, "type", app_type)
-    _put(application, "image", form.image.strip() or None)
+    _put(application, "image", None)
+    _put(_block(spec, "configuration"), "configMaps", None)
     is_jvm = app_type == ApplicationType.JVM
     is_program = app_type in (ApplicationType.PYTHON, ApplicationType.JVM)
     _put(application, "mainClass", (form.main_class.strip() or None) if is_jvm else None)
@@ -214,7 +210,8 @@ def manifest_from_form(form: JobForm, base: Mapping[str, Any] | None = None) -> 
     _put(_block(spec, "configuration"), "javaOptions", form.java_options.strip() or None)
     _fill_instance(_block(spec, "instance"), form)
     _fill_restart_policy(_block(spec, "restartPolicy"), form)
-    _put(_block(spec, "processing"), "guarantee", form.guarantee.strip() or None)
+    guarantee = form.guarantee.strip() if app_type == ApplicationType.PIPELINE else ""
+    _put(_block(spec, "processing"), "guarantee", guarantee or None)
     return FormManifest(manifest=manifest, problems=tuple(problems))
 
 
@@ -241,23 +238,24 @@ def _fill_instance(instance: dict[str, Any], form: JobForm) -> None:
     else:
         for key in ("executor", "executors", "dynamic"):
             instance.pop(key, None)
-    size, mount_path = form.volume_size.strip(), form.volume_mount.strip()
-    volume = {"size": size, "mountPath": mount_path}
-    _put(instance, "volume", {k: v for k, v in volume.items() if v} if size or mount_path else None)
+    instance.pop("volume", None)
 
 
 def _fill_restart_policy(policy: dict[str, Any], form: JobForm) -> None:
+    """OnFailure takes every retry field; Always its submission retries (it bounds failures to
+    start too) and the wait before a restart, its restarts after a run being unlimited."""
     policy_type = form.restart_policy.strip()
     _put(policy, "type", policy_type)
-    if policy_type == RestartPolicyType.ON_FAILURE:
+    if policy_type in (RestartPolicyType.ON_FAILURE, RestartPolicyType.ALWAYS):
         _put(policy, "onSubmissionFailureRetries", _whole_number(form.submission_retries))
         _put(
             policy,
             "onSubmissionFailureRetryInterval",
             _whole_number(form.submission_retry_interval),
         )
-        _put(policy, "onFailureRetries", _whole_number(form.failure_retries))
         _put(policy, "onFailureRetryInterval", _whole_number(form.failure_retry_interval))
+    if policy_type == RestartPolicyType.ON_FAILURE:
+        _put(policy, "onFailureRetries", _whole_number(form.failure_retries))
 
 
 def _pipeline(form: JobForm, problems: list[ControlError]) -> dict[str, Any] | None:

@@ -1,9 +1,10 @@
 """Why a job's buttons are disabled, in words.
 
 The services decide what the signed-in person may do to a job (``JobService.permissions``: for
-each action, the permission missing or None); this module only turns those answers into the
-tooltip and the accessible text each disabled button carries, so the job page, the application
-page and the jobs list all say it the same way.
+each action, the permission missing or None) and whether a Run would be refused for what the job
+needs (``ApplicationService.run_refusal``: a missing secret, connection or node type); this
+module only turns those answers into the tooltip and the accessible text each disabled button
+carries, so the job page, the application page and the jobs list all say it the same way.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ class JobRefusals:
     """For each button of a job, why it is disabled; None when it is enabled."""
 
     run: str | None = None
+    stop: str | None = None
+    resume: str | None = None
     abort: str | None = None
     configure: str | None = None
     delete: str | None = None
@@ -42,8 +45,11 @@ def job_refusals(services: Services, name: str, bundle: str, actor: Actor) -> Jo
         permission = missing.get(action)
         return None if permission is None else needs_permission(permission, bundle)
 
+    run = refusal(JobAction.RUN) or services.applications.run_refusal(name, actor=actor)
     return JobRefusals(
-        run=refusal(JobAction.RUN),
+        run=run,
+        stop=refusal(JobAction.STOP),
+        resume=refusal(JobAction.RESUME),
         abort=refusal(JobAction.ABORT),
         configure=refusal(JobAction.CONFIGURE),
         delete=refusal(JobAction.DELETE),

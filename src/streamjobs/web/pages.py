@@ -9,19 +9,32 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from streamjobs import __version__
+from streamjobs import __version__, formatting
 from streamjobs.domain.access import Actor, DomainPermission, Principal, has_domain_permission
 from streamjobs.domain.errors import FieldError, Unauthenticated
+from streamjobs.domain.states import label
 from streamjobs.http.sessions import services_of, session_found, session_of
 from streamjobs.services.web_sessions import LiveSession
+from streamjobs.web.notices import clear_notices, pending_notices
 
 TEMPLATES = Jinja2Templates(directory=Path(__file__).parent / "templates")
+TEMPLATES.env.filters.update(
+    label=label,
+    duration=formatting.duration,
+    size=formatting.size,
+    memory=formatting.memory,
+    rate=formatting.rate,
+    milliseconds=formatting.milliseconds,
+    count=formatting.count,
+)
+"""Every page formats states and figures with these filters (``{{ app.state | label }}``,
+``{{ seconds | duration }}``): the one set of names and units the CLI uses too."""
 
 __all__ = [
     "TEMPLATES",
@@ -92,7 +105,7 @@ def _in_layout(
     context: dict[str, Any],
 ) -> HTMLResponse:
     settings = services_of(request).settings
-    return TEMPLATES.TemplateResponse(
+    response = TEMPLATES.TemplateResponse(
         request,
         template,
         {
@@ -101,10 +114,13 @@ def _in_layout(
             "server_url": settings.resolved_public_url,
             "version": __version__,
             "settings_links": settings_links(session.principal if session else None),
+            "notices": pending_notices(request),
             **context,
         },
         status_code=status_code,
     )
+    clear_notices(request, response)
+    return response
 
 
 def render_error(
@@ -114,6 +130,12 @@ def render_error(
     session the request found, if any; the store is not asked again)."""
     if status == 401:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+        if request.headers.get("HX-Request") == "true":
+            # An htmx refresh: the whole page goes to Sign in, and comes back to itself after.
+            page = urlsplit(request.headers.get("HX-Current-URL", ""))
+            target = page.path + (f"?{page.query}" if page.query else "") if page.path else "/"
+            signin = f"/signin?next={quote(target, safe='')}"
+            return Response(status_code=204, headers={"HX-Redirect": signin})
         return RedirectResponse(f"/signin?next={quote(target, safe='')}", status_code=303)
     context = {"status": status, "title": title, "detail": detail, "errors": errors or []}
     return _in_layout(request, "error.html", session_found(request), status, context)

@@ -1,36 +1,33 @@
 """The application page: Details (figures, throughput chart, facts), Logs, Events, Template JSON.
 
-Everything is rendered on the server, so the page reads without script; ``static/application.js``
-then refreshes it from the application API while the application is not terminal. The page uses
-the API's own documents (``http.documents``), so the template and the script see the same fields.
+Everything is rendered on the server, so the page reads without script. While the application
+is not terminal, htmx refreshes its live parts from the partial routes below (status, chart,
+events), which render the same templates the page includes; a partial rendered for a terminal
+application carries no trigger, so refreshing stops by itself.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, replace
-from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import Response
 
 from streamjobs.domain.access import Actor
-from streamjobs.domain.errors import StreamjobsError
-from streamjobs.domain.states import ACTIVE_STATES, TERMINAL_STATES
-from streamjobs.http.documents import details_document, event_document
+from streamjobs.domain.errors import FieldError, InvalidInput, StreamjobsError
+from streamjobs.domain.states import TERMINAL_STATES
 from streamjobs.services.application_logs import MAX_TAIL_LINES, ApplicationLogs
-from streamjobs.store import ApplicationRecord
-from streamjobs.web.figures import (
-    MAIN_CARDS,
-    MORE_CARDS,
-    MetricCard,
-    Unit,
-    executor_totals,
-    human,
-    human_elapsed,
+from streamjobs.services.resources import LARGEST_INTEGER
+from streamjobs.web import throughput
+from streamjobs.web.application_view import (
+    EVENTS_PAGE,
+    chart_context,
+    event_page,
+    event_row,
+    status_context,
 )
-from streamjobs.web.job_refusals import abort_refusal
 from streamjobs.web.pages import page_actor, render, services_of
 
 router = APIRouter()
@@ -38,18 +35,8 @@ router = APIRouter()
 TABS = {"details": "Details", "logs": "Logs", "events": "Events", "template": "Template JSON"}
 DEFAULT_LOG_LINES = 500
 NO_LOGS = "No logs yet."
-WARNING_KINDS = frozenset(
-    {
-        "failed",
-        "driver-silent",
-        "query-failed",
-        "submission-failed",
-        "restarting",
-        "suspended",
-        "aborted",
-    }
-)
-"""Event kinds counted in the Events tab's badge and marked as warnings in its list."""
+NEWER_EVENTS_AT_ONCE = 500
+EventId = Annotated[int | None, Query(ge=0, le=LARGEST_INTEGER)]
 
 
 @dataclass(frozen=True)
@@ -87,40 +74,27 @@ def application_page(
     lines: str = "",
     start: str = "",
     end: str = "",
+    range: str = throughput.DEFAULT_RANGE,
     actor: Actor = Depends(page_actor),
 ) -> Response:
     services = services_of(request)
     details = services.applications.get(application_id, actor=actor)
-    application = details_document(details)
-    state = details.application.state
-    events = [
-        event_document(event) for event in services.applications.events(application_id, actor=actor)
-    ]
-    totals = executor_totals(details.executors)
-    now = services.clock.now()
+    events = services.applications.events(
+        application_id, actor=actor, limit=EVENTS_PAGE + 1, newest_first=True
+    )
     log_request, problem = _log_request(instance, attempt, lines, start, end)
     return render(
         request,
         "application.html",
-        app=application,
+        **(
+            status_context(services, details, actor)
+            | chart_context(services, details, actor, _chart_range(range))
+        ),
         actor=actor,
         tabs=TABS,
         tab=tab if tab in TABS else "details",
-        terminal=state in TERMINAL_STATES,
-        abort_forbidden=abort_refusal(
-            services, details.application.job_name, details.application.bundle, actor
-        ),
-        active=state in ACTIVE_STATES,
-        cards=[_card(card, totals) for card in MAIN_CARDS],
-        more_cards=[_card(card, totals) for card in MORE_CARDS],
-        memory_spilled=human(totals["memory_spilled_bytes"] if totals else None, Unit.BYTES),
-        batch_duration=human(application["latest"].get("batchDurationMs"), Unit.MILLISECONDS),
-        duration=human_elapsed(_duration_seconds(details.application, now)),
-        finished_at=application["transitionTime"] if state in TERMINAL_STATES else None,
-        server_now=now.isoformat(),
-        events=events,
-        warning_kinds=sorted(WARNING_KINDS),
-        warnings=sum(1 for event in events if event["kind"] in WARNING_KINDS),
+        events=event_page(events, page_size=EVENTS_PAGE),
+        newest_event=events[0].id if events else 0,
         log=_log_view(services.logs, application_id, log_request, problem, actor),
         max_lines=MAX_TAIL_LINES,
         template_json=json.dumps(
@@ -131,27 +105,79 @@ def application_page(
     )
 
 
-def _card(card: MetricCard, totals: dict[str, int] | None) -> dict[str, Any]:
-    value = totals[card.key] if totals else None
-    return {
-        "key": card.key,
-        "label": card.label,
-        "unit": str(card.unit),
-        "value": value,
-        "text": human(value, card.unit),
-    }
+@router.get("/applications/{application_id}/status")
+def application_status(
+    application_id: str, request: Request, actor: Actor = Depends(page_actor)
+) -> Response:
+    """The Details tab's figures, facts and attempts, with the page head's state, Abort button
+    and warning count swapped in beside them (htmx out-of-band swaps)."""
+    services = services_of(request)
+    details = services.applications.get(application_id, actor=actor)
+    return render(
+        request, "application_status.html", **status_context(services, details, actor), oob=True
+    )
 
 
-def _duration_seconds(application: ApplicationRecord, now: datetime) -> float:
-    """From Run to the end (terminal) or to now."""
-    ended = application.transition_time if application.state in TERMINAL_STATES else now
-    return float((ended - application.created_at).total_seconds())
+@router.get("/applications/{application_id}/chart")
+def application_chart(
+    application_id: str,
+    request: Request,
+    range: str = throughput.DEFAULT_RANGE,
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    """The throughput chart over ``range`` (15m, 1h, 6h or all: the application's life)."""
+    services = services_of(request)
+    details = services.applications.get(application_id, actor=actor)
+    context = chart_context(services, details, actor, _chart_range(range))
+    return render(request, "application_chart.html", **context)
+
+
+@router.get("/applications/{application_id}/events")
+def application_events(
+    application_id: str,
+    request: Request,
+    after: EventId = None,
+    before: EventId = None,
+    actor: Actor = Depends(page_actor),
+) -> Response:
+    """Rows of the Events tab, newest first: those newer than ``after`` (with the next poller
+    while the application lives), or the page older than ``before`` (with the next "More")."""
+    if (after is None) == (before is None):
+        raise InvalidInput([FieldError("query", "give either after or before (an event id)")])
+    services = services_of(request)
+    details = services.applications.get(application_id, actor=actor)
+    context: dict[str, Any] = {"app": {"id": application_id}, "poll": False, "more": False}
+    if after is not None:
+        newer = services.applications.events(
+            application_id, actor=actor, after_id=after, limit=NEWER_EVENTS_AT_ONCE
+        )
+        rows = [event_row(event) for event in reversed(newer)]
+        context |= {
+            "rows": rows,
+            "poll": details.application.state not in TERMINAL_STATES,
+            "newest_event": newer[-1].id if newer else after,
+        }
+    else:
+        older = services.applications.events(
+            application_id, actor=actor, before_id=before, limit=EVENTS_PAGE + 1, newest_first=True
+        )
+        page = event_page(older, page_size=EVENTS_PAGE)
+        context |= {"rows": page.rows, "more": True, "older_than": page.older_than}
+    return render(request, "application_events.html", **context)
+
+
+def _chart_range(wanted: str) -> str:
+    if wanted not in throughput.RANGES:
+        choices = ", ".join(throughput.RANGES)
+        raise InvalidInput([FieldError("query.range", f"must be one of {choices}")])
+    return wanted
 
 
 def _log_request(
     instance: str, attempt: str, lines: str, start: str, end: str
 ) -> tuple[LogRequest, str | None]:
-    """The Logs form's fields as typed values (a form sends empty fields as empty strings)."""
+    """The Logs form's fields as typed values (a form sends empty fields as empty strings);
+    ``InvalidInput`` for a number no store or file offset holds."""
     numbers: dict[str, int | None] = {}
     problem = None
     for name, text in (("attempt", attempt), ("lines", lines), ("start", start), ("end", end)):
@@ -160,6 +186,10 @@ def _log_request(
         numbers[name] = int(digits) if whole else None
         if digits and not whole:
             problem = f"{name}: give a whole number, not {digits!r}"
+    too_large = [name for name, number in numbers.items() if (number or 0) > LARGEST_INTEGER]
+    if too_large:
+        message = f"must be between 0 and {LARGEST_INTEGER}"
+        raise InvalidInput([FieldError(f"query.{name}", message) for name in too_large])
     request = LogRequest(
         instance=instance.strip() or "driver",
         attempt=numbers["attempt"],

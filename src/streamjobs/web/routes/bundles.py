@@ -16,6 +16,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import Response
 
+from streamjobs import formatting
 from streamjobs.domain.access import Actor, DomainPermission, Permission, has_domain_permission
 from streamjobs.domain.bundle_policy import SparkConfPolicy
 from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput, StaleVersion
@@ -32,7 +33,6 @@ from streamjobs.web.bundle_grants import (
     submitted_fields,
 )
 from streamjobs.web.pages import page_actor, render, services_of
-from streamjobs.web.routes.job_detail import format_memory
 from streamjobs.web.settings_forms import (
     Failed,
     back_to,
@@ -334,7 +334,7 @@ def _bundle_row(view: BundleView) -> dict[str, Any]:
         "figures": [
             _figure("Running applications", use.applications, quota.max_running_applications, str),
             _figure("Cores", use.cores, quota.max_cores, str),
-            _figure("Memory", use.memory_mb, quota.max_memory_mb, _memory),
+            _figure("Memory", use.memory_mb, quota.max_memory_mb, formatting.memory),
         ],
         "quota": {
             "maxRunningApplications": _text(quota.max_running_applications),
@@ -353,10 +353,6 @@ def _figure(label: str, used: int, limit: int | None, show: Any) -> dict[str, An
         "percent": percent,
         "full": limit is not None and used >= limit,
     }
-
-
-def _memory(megabytes: int) -> str:
-    return format_memory(megabytes) if megabytes else "0 MB"
 
 
 def _text(value: int | None) -> str:

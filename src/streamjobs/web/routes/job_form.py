@@ -14,7 +14,7 @@ from typing import Any, get_args
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi.responses import Response
 
 from streamjobs.domain.access import Actor, DomainPermission, require_domain_permission
 from streamjobs.domain.errors import (
@@ -32,13 +32,13 @@ from streamjobs.services.jobs import job_document
 from streamjobs.store.jobs import JobRecord
 from streamjobs.web.job_form_controls import (
     APPLICATION_TYPES,
-    CONFIG_MAPS,
     CONFIGURATION_GROUPS,
     DEPENDENCY_GROUPS,
     DEPLOYMENTS,
     GUARANTEES,
     RESTART_POLICIES,
     TAGS,
+    standard_deployment_note,
 )
 from streamjobs.web.job_form_errors import FormErrors, form_errors, validation_errors, yaml_errors
 from streamjobs.web.job_forms import (
@@ -51,6 +51,7 @@ from streamjobs.web.job_forms import (
     new_job_manifest,
 )
 from streamjobs.web.job_pages import JobPages
+from streamjobs.web.notices import redirect_with_notices
 from streamjobs.web.pages import page_actor, render, services_of
 from streamjobs.web.yaml_text import dump_yaml, read_mapping_text, without_empty
 
@@ -214,7 +215,7 @@ def _save_form(
     except Conflict as conflict:
         notice = f"{conflict.detail}. {STALE_VERSION_ADVICE}"
         return _form_page(request, form, pages, notice=notice, status_code=409)
-    return RedirectResponse(f"/jobs/{quote(record.name, safe='')}", status_code=303)
+    return _to_job_page(request, record, pages)
 
 
 def _save_yaml(request: Request, text: str, pages: JobPages, *, save: SaveManifest) -> Response:
@@ -239,7 +240,14 @@ def _save_yaml(request: Request, text: str, pages: JobPages, *, save: SaveManife
     except Conflict as conflict:
         notice = f"{conflict.detail}. {STALE_VERSION_ADVICE}"
         return _yaml_page(request, pages, text, notice=notice, status_code=409)
-    return RedirectResponse(f"/jobs/{quote(record.name, safe='')}", status_code=303)
+    return _to_job_page(request, record, pages)
+
+
+def _to_job_page(request: Request, record: JobRecord, pages: JobPages) -> Response:
+    """The saved job's page; after a creation it says so if the job's checkpoint already holds
+    state (its first run resumes from it)."""
+    notices = services_of(request).jobs.resumed_state_warnings(record) if pages.is_new else []
+    return redirect_with_notices(request, f"/jobs/{quote(record.name, safe='')}", notices)
 
 
 def _form_as_yaml(
@@ -288,7 +296,7 @@ def _form_page(
         guarantees=GUARANTEES,
         tags_group=TAGS,
         configuration_groups=CONFIGURATION_GROUPS,
-        config_maps_group=CONFIG_MAPS,
+        standard_deployment_note=standard_deployment_note(services_of(request).launchers),
         dependency_groups=DEPENDENCY_GROUPS,
         tag_key_syntax=_syntax(TagKey),
         tag_value_syntax=_syntax(TagValue),

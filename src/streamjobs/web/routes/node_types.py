@@ -12,10 +12,10 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import Response
 
+from streamjobs import formatting
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import Conflict, FieldError, InvalidInput
 from streamjobs.web.pages import page_actor, render, services_of
-from streamjobs.web.routes.job_detail import format_memory
 from streamjobs.web.settings_forms import Failed, back_to, failed, notice_of, whole_numbers
 
 router = APIRouter()
@@ -105,7 +105,7 @@ def _node_types_page(
         "node_types.html",
         status_code=status_code,
         nav="node-types",
-        node_types=[(n, format_memory(n.memory_mb)) for n in node_types],
+        node_types=[(n, formatting.memory(n.memory_mb)) for n in node_types],
         may_manage=actor.principal.is_admin,
         editing=editing is not None,
         values=values,

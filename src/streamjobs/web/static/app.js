@@ -1,5 +1,6 @@
 // streamjobs web UI: small helpers the pages use. No framework, no build step, nothing fetched
-// from outside the server.
+// from outside the server. What pages show is rendered by the server and refreshed by htmx
+// (static/htmx.min.js); nothing here formats or rebuilds markup.
 "use strict";
 
 const sj = (() => {
@@ -29,37 +30,7 @@ const sj = (() => {
     return data;
   }
 
-  // Run `task` now and every `ms` while the page is visible; it returns false to stop.
-  function poll(task, ms) {
-    let timer = null;
-    const tick = async () => {
-      timer = null;
-      if (document.hidden) return schedule();
-      let again = true;
-      try { again = (await task()) !== false; } catch (error) { console.warn(error); }
-      if (again) schedule();
-    };
-    const schedule = () => { if (!timer) timer = setTimeout(tick, ms); };
-    document.addEventListener("visibilitychange", () => { if (!document.hidden) schedule(); });
-    tick();
-  }
-
-  const LABELS = { STARTING: "Starting", RUNNING: "Running", PENDING_RERUN: "Restarting",
-    TERMINATING: "Stopping", SUSPENDED: "Suspended", COMPLETED: "Completed", FAILED: "Failed",
-    ABORTED: "Aborted", STOPPED: "Stopped", Idle: "Idle" };
   const TERMINAL = new Set(["COMPLETED", "FAILED", "ABORTED", "STOPPED"]);
-
-  function setBadge(cell, state) {
-    cell.dataset.value = state;
-    let badge = cell.querySelector(".badge");
-    if (!badge) { badge = document.createElement("span"); cell.replaceChildren(badge); }
-    badge.className = "badge badge-" + state.toLowerCase();
-    badge.dataset.state = state;
-    badge.textContent = LABELS[state] || state;
-  }
-
-  const rate = (value) => value === null || value === undefined ? "–"
-    : Number(value).toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
 
   function sortable(table) {
     const headers = [...table.querySelectorAll("th[data-sort]")];
@@ -108,29 +79,10 @@ const sj = (() => {
     form.addEventListener("submit", (event) => { event.preventDefault(); apply(); });
   }
 
-  function refreshJobs(table) {
-    poll(async () => {
-      const page = await fetchJSON("/api/v1/jobs?limit=500");
-      for (const job of page.items) {
-        const row = table.querySelector(`tr[data-job="${CSS.escape(job.metadata.name)}"]`);
-        if (!row) continue;
-        const app = job.status.application || {};
-        row.dataset.status = job.status.phase;
-        setBadge(row.querySelector('[data-cell="status"]'), job.status.phase);
-        for (const [name, value] of [["input", app.inputRowsPerSecond], ["processed", app.processedRowsPerSecond]]) {
-          const cell = row.querySelector(`[data-cell="${name}"]`);
-          cell.dataset.value = value ?? -1;
-          cell.textContent = rate(value);
-        }
-      }
-    }, 5000);
-  }
-
   document.addEventListener("DOMContentLoaded", () => {
     document.querySelectorAll("table.sortable").forEach(sortable);
     document.querySelectorAll("form[data-filter-table]").forEach(filterable);
-    document.querySelectorAll("table[data-refresh-jobs]").forEach(refreshJobs);
   });
 
-  return { fetchJSON, poll, setBadge, rate, sortable, filterable, LABELS, TERMINAL };
+  return { fetchJSON, sortable, filterable, TERMINAL };
 })();

@@ -1,18 +1,15 @@
-"""The HTTP client of the streamjobs REST API, used by the CLI (and by anyone scripting the server).
+"""The operations of the streamjobs REST API, one method each, as the CLI and scripts call them.
 
-Every failure is a ``ClientError`` carrying the HTTP status and the server's problem document, so
-callers can show the server's own words.
+Each method names its endpoint and the shape of its answer; how a request is sent and a
+failure reported is ``client.transport``'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, TypeVar
-from urllib.parse import quote
+from typing import Any
 
-import httpx
+from streamjobs.client.transport import ApiTransport, if_match, item_path
 
-DEFAULT_SERVER = "http://127.0.0.1:8040"
 JOBS = "/api/v1/jobs"
 CONNECTIONS = "/api/v1/connections"
 APPLICATIONS = "/api/v1/applications"
@@ -22,63 +19,13 @@ USERS = "/api/v1/users"
 GROUPS = "/api/v1/groups"
 PERMISSIONS = "/api/v1/permissions"
 AUDIT = "/api/v1/audit"
-CONFLICT_ATTEMPTS = 5
 ABORTING_TIMEOUT = 300.0
 """Seconds a Delete that aborts the job's application may take: the server answers once the
 application has ended (or once its own, shorter, wait is over)."""
-"""How often ``retry_on_conflict`` tries a read-then-write that others keep changing under it."""
-
-T = TypeVar("T")
 
 
-class ClientError(Exception):
-    """A request failed: ``status`` is None when the server could not be reached at all."""
-
-    def __init__(self, message: str, *, status: int | None = None, problem: Any = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.problem = problem if isinstance(problem, dict) else {}
-
-    @property
-    def field_errors(self) -> list[str]:
-        return [
-            f"{item.get('path')}: {item.get('message')}" if item.get("path") else item["message"]
-            for item in self.problem.get("errors", [])
-            if isinstance(item, dict) and "message" in item
-        ]
-
-    @property
-    def is_invalid_input(self) -> bool:
-        return self.status in (400, 422)
-
-
-class StreamjobsClient:
+class StreamjobsClient(ApiTransport):
     """Talks to one streamjobs server with one access token."""
-
-    def __init__(
-        self,
-        server: str = DEFAULT_SERVER,
-        token: str | None = None,
-        *,
-        timeout: float = 30.0,
-        transport: httpx.BaseTransport | None = None,
-    ) -> None:
-        headers = {"Accept": "application/json"}
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        self.server = server.rstrip("/")
-        self._http = httpx.Client(
-            base_url=self.server, headers=headers, timeout=timeout, transport=transport
-        )
-
-    def close(self) -> None:
-        self._http.close()
-
-    def __enter__(self) -> StreamjobsClient:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def health(self) -> dict[str, Any]:
         return self._json("GET", "/healthz")
@@ -91,20 +38,24 @@ class StreamjobsClient:
         return self._list(JOBS, filters)
 
     def get_job(self, name: str) -> dict[str, Any]:
-        return self._json("GET", _path(JOBS, name))
+        return self._json("GET", item_path(JOBS, name))
 
     def job_template(self, name: str) -> dict[str, Any]:
-        return self._json("GET", _path(JOBS, name) + "/template")
+        return self._json("GET", item_path(JOBS, name) + "/template")
 
-    def delete_job(self, name: str, *, abort: bool = False) -> None:
+    def delete_job(
+        self, name: str, *, abort: bool = False, delete_checkpoint: bool = False
+    ) -> None:
         """Delete the job; with ``abort``, abort its live application first (the server waits
-        for it to end, so the request may take as long as an abort does)."""
+        for it to end, so the request may take as long as an abort does); with
+        ``delete_checkpoint``, delete its checkpoint too (else a warning says where it stays).
+        """
+        params = {"deleteCheckpoint": "true"} if delete_checkpoint else {}
         if abort:
-            self._request(
-                "DELETE", _path(JOBS, name), params={"abort": "true"}, timeout=ABORTING_TIMEOUT
-            )
+            params["abort"] = "true"
+            self._request("DELETE", item_path(JOBS, name), params=params, timeout=ABORTING_TIMEOUT)
         else:
-            self._request("DELETE", _path(JOBS, name))
+            self._request("DELETE", item_path(JOBS, name), params=params)
 
     def apply_connection(self, manifest: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         """Create or update the connection the manifest names: (created|configured|unchanged,
@@ -115,10 +66,10 @@ class StreamjobsClient:
         return self._list(CONNECTIONS, filters)
 
     def get_connection(self, name: str) -> dict[str, Any]:
-        return self._json("GET", _path(CONNECTIONS, name))
+        return self._json("GET", item_path(CONNECTIONS, name))
 
     def delete_connection(self, name: str) -> None:
-        self._request("DELETE", _path(CONNECTIONS, name))
+        self._request("DELETE", item_path(CONNECTIONS, name))
 
     def put_secret(self, bundle: str, name: str, value: str) -> tuple[str, dict[str, Any]]:
         """Create the bundle's secret or replace its value: (created|replaced, secret without
@@ -128,40 +79,40 @@ class StreamjobsClient:
 
     def list_secrets(self, bundle: str) -> dict[str, Any]:
         """The bundle's secrets: names and metadata, never values."""
-        return self._json("GET", _path(BUNDLES, bundle) + "/secrets")
+        return self._json("GET", item_path(BUNDLES, bundle) + "/secrets")
 
     def delete_secret(self, bundle: str, name: str) -> None:
         self._request("DELETE", _secret_path(bundle, name))
 
     def run_job(self, name: str) -> dict[str, Any]:
-        return self._json("POST", _path(JOBS, name) + "/run")
+        return self._json("POST", item_path(JOBS, name) + "/run")
 
     def stop_job(self, name: str) -> dict[str, Any]:
-        return self._json("POST", _path(JOBS, name) + "/stop")
+        return self._json("POST", item_path(JOBS, name) + "/stop")
 
     def resume_job(self, name: str) -> dict[str, Any]:
-        return self._json("POST", _path(JOBS, name) + "/resume")
+        return self._json("POST", item_path(JOBS, name) + "/resume")
 
     def list_applications(
         self, job: str | None = None, **filters: str | int | None
     ) -> dict[str, Any]:
         if job is not None:
-            return self._list(_path(JOBS, job) + "/applications", dict(filters))
+            return self._list(item_path(JOBS, job) + "/applications", dict(filters))
         return self._list(APPLICATIONS, dict(filters))
 
     def get_application(self, application_id: str) -> dict[str, Any]:
-        return self._json("GET", _path(APPLICATIONS, application_id))
+        return self._json("GET", item_path(APPLICATIONS, application_id))
 
     def abort_application(self, application_id: str) -> dict[str, Any]:
-        return self._json("POST", _path(APPLICATIONS, application_id) + "/abort")
+        return self._json("POST", item_path(APPLICATIONS, application_id) + "/abort")
 
     def application_events(self, application_id: str, after: int | None = None) -> dict[str, Any]:
         params = {"after": after} if after is not None else {}
-        return self._json("GET", _path(APPLICATIONS, application_id) + "/events", params=params)
+        return self._json("GET", item_path(APPLICATIONS, application_id) + "/events", params=params)
 
     def application_log(self, application_id: str, **params: str | int | None) -> dict[str, Any]:
         given = {key: value for key, value in params.items() if value is not None}
-        return self._json("GET", _path(APPLICATIONS, application_id) + "/logs", params=given)
+        return self._json("GET", item_path(APPLICATIONS, application_id) + "/logs", params=given)
 
     def whoami(self) -> dict[str, Any]:
         """The caller: name, kind, admin, groups and domain permissions."""
@@ -171,7 +122,7 @@ class StreamjobsClient:
         return self._json("GET", USERS)
 
     def get_user(self, name: str) -> dict[str, Any]:
-        return self._json("GET", _path(USERS, name))
+        return self._json("GET", item_path(USERS, name))
 
     def create_user(
         self, name: str, *, kind: str = "user", password: str | None = None, admin: bool = False
@@ -184,15 +135,15 @@ class StreamjobsClient:
         return self._json("POST", USERS, json=body)
 
     def delete_user(self, name: str) -> None:
-        self._request("DELETE", _path(USERS, name))
+        self._request("DELETE", item_path(USERS, name))
 
     def unlock_user(self, name: str) -> None:
         """Let ``name`` sign in again after a lockout; their failed sign-ins are forgotten."""
-        self._request("POST", _path(USERS, name) + "/unlock")
+        self._request("POST", item_path(USERS, name) + "/unlock")
 
     def end_sessions(self, name: str) -> int:
         """End every web session of ``name`` (sign out everywhere); how many there were."""
-        ended: int = self._json("DELETE", _path(USERS, name) + "/sessions")["endedSessions"]
+        ended: int = self._json("DELETE", item_path(USERS, name) + "/sessions")["endedSessions"]
         return ended
 
     def grant_run_as(self, service_account: str, subject: str) -> None:
@@ -204,17 +155,17 @@ class StreamjobsClient:
 
     def list_tokens(self, user: str) -> dict[str, Any]:
         """The user's access tokens, revoked and expired ones included; never their secrets."""
-        return self._json("GET", _path(USERS, user) + "/tokens")
+        return self._json("GET", item_path(USERS, user) + "/tokens")
 
     def create_token(
         self, user: str, name: str, *, expires_in_days: int | None = None
     ) -> dict[str, Any]:
         """Issue a token: its secret (``token``) is in this answer only."""
         body = {"name": name, "expiresInDays": expires_in_days}
-        return self._json("POST", _path(USERS, user) + "/tokens", json=body)
+        return self._json("POST", item_path(USERS, user) + "/tokens", json=body)
 
     def revoke_token(self, user: str, token_id: str) -> dict[str, Any]:
-        return self._json("DELETE", _path(_path(USERS, user) + "/tokens", token_id))
+        return self._json("DELETE", item_path(item_path(USERS, user) + "/tokens", token_id))
 
     def list_groups(self) -> dict[str, Any]:
         return self._json("GET", GROUPS)
@@ -223,7 +174,7 @@ class StreamjobsClient:
         return self._json("POST", GROUPS, json={"name": name})
 
     def delete_group(self, name: str) -> None:
-        self._request("DELETE", _path(GROUPS, name))
+        self._request("DELETE", item_path(GROUPS, name))
 
     def add_group_member(self, group: str, user: str) -> dict[str, Any]:
         return self._json("PUT", _member_path(group, user))
@@ -237,10 +188,10 @@ class StreamjobsClient:
 
     def grant_permission(self, permission: str, subject: str) -> None:
         """Grant a domain permission (CREATE_JOB, MANAGE_BUNDLES, MANAGE_USERS) to ``subject``."""
-        self._request("PUT", _path(_path(PERMISSIONS, permission), subject))
+        self._request("PUT", item_path(item_path(PERMISSIONS, permission), subject))
 
     def revoke_permission(self, permission: str, subject: str) -> None:
-        self._request("DELETE", _path(_path(PERMISSIONS, permission), subject))
+        self._request("DELETE", item_path(item_path(PERMISSIONS, permission), subject))
 
     def list_bundles(self) -> dict[str, Any]:
         """The bundles the caller manages or holds a grant on."""
@@ -248,7 +199,7 @@ class StreamjobsClient:
 
     def get_bundle(self, name: str) -> dict[str, Any]:
         """A bundle: its quota, what is in use, its grants and the caller's permissions."""
-        return self._json("GET", _path(BUNDLES, name))
+        return self._json("GET", item_path(BUNDLES, name))
 
     def create_bundle(
         self,
@@ -289,19 +240,19 @@ class StreamjobsClient:
             "dataRoots": data_roots,
             "sparkConf": spark_conf,
         }
-        headers = _if_match(resource_version)
-        return self._json("PUT", _path(BUNDLES, name), json=body, headers=headers)
+        headers = if_match(resource_version)
+        return self._json("PUT", item_path(BUNDLES, name), json=body, headers=headers)
 
     def set_bundle_grants(
         self, name: str, grants: list[dict[str, Any]], *, resource_version: str | None = None
     ) -> dict[str, Any]:
         """Replace every grant of the bundle: ``[{"subject": "user:alice", "permissions":
         ["VIEW", "RUN"]}]``; with ``resource_version``, as ``update_bundle``."""
-        path = _path(BUNDLES, name) + "/grants"
-        return self._json("PUT", path, json={"grants": grants}, headers=_if_match(resource_version))
+        path = item_path(BUNDLES, name) + "/grants"
+        return self._json("PUT", path, json={"grants": grants}, headers=if_match(resource_version))
 
     def delete_bundle(self, name: str) -> None:
-        self._request("DELETE", _path(BUNDLES, name))
+        self._request("DELETE", item_path(BUNDLES, name))
 
     def list_node_types(self) -> dict[str, Any]:
         return self._json("GET", NODE_TYPES)
@@ -309,11 +260,11 @@ class StreamjobsClient:
     def put_node_type(self, name: str, *, cores: int, memory_mb: int) -> tuple[str, dict[str, Any]]:
         """Create or resize a node type: (created|configured, node type)."""
         body = {"cores": cores, "memoryMb": memory_mb}
-        response = self._request("PUT", _path(NODE_TYPES, name), json=body)
+        response = self._request("PUT", item_path(NODE_TYPES, name), json=body)
         return ("created" if response.status_code == 201 else "configured"), response.json()
 
     def delete_node_type(self, name: str) -> None:
-        self._request("DELETE", _path(NODE_TYPES, name))
+        self._request("DELETE", item_path(NODE_TYPES, name))
 
     def list_audit(self, **filters: str | int | None) -> dict[str, Any]:
         """The audit trail, newest first: filters actor, kind, action, limit, offset."""
@@ -322,69 +273,14 @@ class StreamjobsClient:
     def manifest_schema(self) -> dict[str, Any]:
         return self._json("GET", "/api/v1/schema/streamingjob.json")
 
-    def _apply(
-        self, collection: str, manifest: dict[str, Any], key: str
-    ) -> tuple[str, dict[str, Any]]:
-        answer = self._json("PUT", _path(collection, manifest["metadata"]["name"]), json=manifest)
-        return answer["result"], answer[key]
-
-    def _list(self, collection: str, filters: dict[str, str | int | None]) -> dict[str, Any]:
-        params = {key: value for key, value in filters.items() if value is not None}
-        return self._json("GET", collection, params=params)
-
-    def _json(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        body: dict[str, Any] = self._request(method, path, **kwargs).json()
-        return body
-
-    def _request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        try:
-            response = self._http.request(method, path, **kwargs)
-        except httpx.HTTPError as error:
-            raise ClientError(f"cannot reach the server at {self.server}: {error}") from error
-        if response.is_success:
-            return response
-        raise _error_from(response)
-
-
-def retry_on_conflict(change: Callable[[], T], *, attempts: int = CONFLICT_ATTEMPTS) -> T:
-    """Run ``change`` (a read, then a write naming the version it read) again while its write
-    loses to someone else's change, as kubectl's edits do; the last 409 is raised."""
-    for _ in range(attempts - 1):
-        try:
-            return change()
-        except ClientError as error:
-            if error.status != 409:
-                raise
-    return change()
-
-
-def _if_match(resource_version: str | None) -> dict[str, str]:
-    return {} if resource_version is None else {"If-Match": f'"{resource_version}"'}
-
-
-def _path(collection: str, name: str) -> str:
-    return f"{collection}/{quote(name, safe='')}"
-
 
 def _secret_path(bundle: str, name: str) -> str:
-    return _path(_path(BUNDLES, bundle) + "/secrets", name)
+    return item_path(item_path(BUNDLES, bundle) + "/secrets", name)
 
 
 def _run_as_path(service_account: str, subject: str) -> str:
-    return _path(_path(USERS, service_account) + "/run-as", subject)
+    return item_path(item_path(USERS, service_account) + "/run-as", subject)
 
 
 def _member_path(group: str, user: str) -> str:
-    return _path(_path(GROUPS, group) + "/members", user)
-
-
-def _error_from(response: httpx.Response) -> ClientError:
-    try:
-        problem = response.json()
-    except ValueError:
-        problem = None
-    if isinstance(problem, dict) and problem.get("detail"):
-        message = str(problem["detail"])
-    else:
-        message = f"{response.status_code} {response.reason_phrase}: {response.text[:500]}"
-    return ClientError(message, status=response.status_code, problem=problem)
+    return item_path(item_path(GROUPS, group) + "/members", user)
