@@ -6,7 +6,7 @@ its first report after it, and its chart shows the reports kept from before.
 
 Revision ID: 0012
 Revises: 0011
-Create Date: 2026-12-10
+Create Date: 2026-11-25
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ location a job already claims (one it also writes) keeps its claim.
 
 Revision ID: 0013
 Revises: 0012
-Create Date: 2026-12-11
+Create Date: 2026-11-25
 """
 
 from __future__ import annotations
