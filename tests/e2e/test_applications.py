@@ -4,6 +4,7 @@ aborted, driven over the REST API."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 import json
@@ -35,16 +36,24 @@ class Server:
     url: str
     token: str
     process: subprocess.Popen[str] | None = None
+    console: Path | None = None
+    """Where the server's stdout and stderr go, when a test reads them; else nowhere."""
 
     def start(self) -> None:
-        self.process = subprocess.Popen(
-            [*STREAMJOBS, "server"],
-            env=self.env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            start_new_session=True,
-        )
+        with contextlib.ExitStack() as files:
+            output = (
+                subprocess.DEVNULL
+                if self.console is None
+                else files.enter_context(self.console.open("a"))
+            )
+            self.process = subprocess.Popen(
+                [*STREAMJOBS, "server"],
+                env=self.env,
+                stdout=output,
+                stderr=subprocess.STDOUT if self.console is not None else subprocess.DEVNULL,
+                text=True,
+                start_new_session=True,
+            )
         wait_until_healthy(self.url, self.process)
 
     def kill(self) -> None:
@@ -57,8 +66,9 @@ class Server:
         return httpx.Client(base_url=self.url, headers=headers, timeout=30)
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
+@contextlib.contextmanager
+def running_server(tmp_path: Path, *, console: Path | None = None) -> Iterator[Server]:
+    """A bootstrapped server on SQLite under ``tmp_path``, killed with its drivers after."""
     env = dict(os.environ)
     env.update(
         STREAMJOBS_HOME=str(tmp_path / "home"),
@@ -68,7 +78,8 @@ def server(tmp_path: Path) -> Iterator[Server]:
     )
     assert streamjobs(env, "admin", "bootstrap").returncode == 0
     token = (tmp_path / "home" / "admin-token").read_text().strip()
-    running = Server(env=env, url=f"http://127.0.0.1:{env['STREAMJOBS_PORT']}", token=token)
+    url = f"http://127.0.0.1:{env['STREAMJOBS_PORT']}"
+    running = Server(env=env, url=url, token=token, console=console)
     running.start()
     try:
         yield running
@@ -76,6 +87,12 @@ def server(tmp_path: Path) -> Iterator[Server]:
         running.kill()
         for process in _drivers_of(tmp_path / "home"):
             os.killpg(process.pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    with running_server(tmp_path) as running:
+        yield running
 
 
 def rate_job(tmp_path: Path) -> dict[str, Any]:

@@ -4,20 +4,13 @@ the supervisor's decisions beside the access log (issue 21, item 3)."""
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from streamjobs.launch.ports import free_loopback_port
-from tests.e2e.test_applications import Server, _drivers_of, wait_for
-from tests.e2e.test_server_process import STREAMJOBS, streamjobs, wait_until_healthy
+from tests.e2e.test_applications import Server, running_server, wait_for
 
 pytestmark = pytest.mark.spark
 
@@ -30,50 +23,10 @@ print(settings["x"])
 """
 
 
-@dataclass
-class ConsoleServer(Server):
-    """A server process whose console (stdout and stderr) is kept in ``console``."""
-
-    console: Path | None = None
-
-    def start(self) -> None:
-        assert self.console is not None
-        with self.console.open("w") as console:
-            self.process = subprocess.Popen(
-                [*STREAMJOBS, "server"],
-                env=self.env,
-                stdout=console,
-                stderr=subprocess.STDOUT,
-                text=True,
-                start_new_session=True,
-            )
-        wait_until_healthy(self.url, self.process)
-
-
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[ConsoleServer]:
-    env = dict(os.environ)
-    env.update(
-        STREAMJOBS_HOME=str(tmp_path / "home"),
-        STREAMJOBS_PORT=str(free_loopback_port()),
-        STREAMJOBS_DATABASE_URL=f"sqlite:///{tmp_path / 'store.db'}",
-        STREAMJOBS_DEFAULT_DATA_ROOTS=json.dumps([(tmp_path / "data").as_uri()]),
-    )
-    assert streamjobs(env, "admin", "bootstrap").returncode == 0
-    token = (tmp_path / "home" / "admin-token").read_text().strip()
-    running = ConsoleServer(
-        env=env,
-        url=f"http://127.0.0.1:{env['STREAMJOBS_PORT']}",
-        token=token,
-        console=tmp_path / "console.log",
-    )
-    running.start()
-    try:
+def server(tmp_path: Path) -> Iterator[Server]:
+    with running_server(tmp_path, console=tmp_path / "console.log") as running:
         yield running
-    finally:
-        running.kill()
-        for process in _drivers_of(tmp_path / "home"):
-            os.killpg(process.pid, signal.SIGKILL)
 
 
 def python_job(program: Path) -> dict[str, Any]:
@@ -86,7 +39,7 @@ def python_job(program: Path) -> dict[str, Any]:
 
 
 def test_a_failing_python_job_shows_its_exception_as_its_error(
-    server: ConsoleServer, tmp_path: Path
+    server: Server, tmp_path: Path
 ) -> None:
     program = tmp_path / "data" / "settings_reader.py"
     program.parent.mkdir(parents=True)
@@ -111,7 +64,7 @@ def test_a_failing_python_job_shows_its_exception_as_its_error(
         log = api.get(f"/api/v1/applications/{app_id}/logs", params={"instance": "driver-stdout"})
         assert 'print(settings["x"])' in log.json()["text"]  # the whole trace stays in the log
 
-    console = (server.console or tmp_path).read_text()
+    console = (tmp_path / "console.log").read_text()
     assert "settings-reader-1: attempt 1 submitted" in console
     assert "settings-reader-1: driver exited with code 1: KeyError: 'x'; " in console
     assert '"POST /api/v1/jobs/settings-reader/run HTTP/1.1" 201' in console

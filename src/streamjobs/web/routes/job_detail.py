@@ -11,6 +11,7 @@ else acted first) comes back as the page with the reason in an alert, status 409
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 from urllib.parse import quote
@@ -135,11 +136,8 @@ def stop_job(
 ) -> Response:
     """Stop the job's live application after its micro-batch in flight (after the page's
     confirmation); back to ``next`` (a local path) or the job's page."""
-    try:
-        services_of(request).applications.stop(name, actor=actor)
-    except Conflict as error:
-        return _detail_page(request, name, actor, error=error.detail, status_code=409)
-    return RedirectResponse(local_path(next, job_path(name)), status_code=303)
+    applications = services_of(request).applications
+    return _then_back(request, name, actor, next, lambda: applications.stop(name, actor=actor))
 
 
 @router.post("/jobs/{name}/resume")
@@ -151,8 +149,17 @@ def resume_job(
 ) -> Response:
     """Resume the job's suspended application from its checkpoint (after the page's
     confirmation); back to ``next`` (a local path) or the job's page."""
+    applications = services_of(request).applications
+    return _then_back(request, name, actor, next, lambda: applications.resume(name, actor=actor))
+
+
+def _then_back(
+    request: Request, name: str, actor: Actor, next: str, action: Callable[[], object]
+) -> Response:
+    """Do ``action``, then go back to ``next`` (a local path) or the job's page; a refusal
+    (someone acted first) is the job's page with its reason, 409."""
     try:
-        services_of(request).applications.resume(name, actor=actor)
+        action()
     except Conflict as error:
         return _detail_page(request, name, actor, error=error.detail, status_code=409)
     return RedirectResponse(local_path(next, job_path(name)), status_code=303)
