@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -35,13 +36,22 @@ class ReceiverHandler(BaseHTTPRequestHandler):
         return None
 
 
+@contextmanager
+def serving(handler: type[ReceiverHandler]) -> Iterator[Receiver]:
+    """A receiver whose posts ``handler`` answers, serving in a thread until the block ends."""
+    server = Receiver()
+    server.RequestHandlerClass = handler
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+
+
 @pytest.fixture
 def receiver() -> Iterator[Receiver]:
-    server = Receiver()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
+    with serving(ReceiverHandler) as server:
+        yield server
 
 
 def test_events_arrive_in_order_with_the_token(receiver: Receiver) -> None:
@@ -116,11 +126,7 @@ class SizeLimitedHandler(ReceiverHandler):
 
 
 def test_a_batch_too_large_goes_in_halves_and_an_event_too_large_is_dropped() -> None:
-    server = Receiver()
-    server.RequestHandlerClass = SizeLimitedHandler
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(SizeLimitedHandler) as server:
         url = f"http://127.0.0.1:{server.server_address[1]}/events"
         reporter = HttpReporter(url, "t", batch_size=100)
         for index in range(40):
@@ -128,8 +134,6 @@ def test_a_batch_too_large_goes_in_halves_and_an_event_too_large_is_dropped() ->
         reporter.report({"type": "progress", "index": 40, "note": "x" * 5000})
         reporter.report({"type": "progress", "index": 41})
         reporter.close()
-    finally:
-        server.shutdown()
     received = [event["index"] for batch in server.batches for event in batch["events"]]
     assert received == [*range(40), 41]
     assert reporter.dropped == 1
@@ -148,3 +152,30 @@ def test_batches_stay_under_the_body_size_the_reporter_is_given(receiver: Receiv
     assert sizes
     assert max(sizes) <= 1500
     assert reporter.dropped == 0
+
+
+class UnreadableRefusingHandler(ReceiverHandler):
+    """Answers 422 to a batch holding an event that is no report, as the server does."""
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        if any(event.get("type") == "unknown" for event in json.loads(body)["events"]):
+            self.send_response(422)
+            self.end_headers()
+            return
+        self.server.batches.append(json.loads(body))
+        self.send_response(204)
+        self.end_headers()
+
+
+def test_an_event_the_server_cannot_read_is_dropped_and_the_others_delivered() -> None:
+    with serving(UnreadableRefusingHandler) as server:
+        url = f"http://127.0.0.1:{server.server_address[1]}/events"
+        reporter = HttpReporter(url, "t", batch_size=100, max_pause=0.1)
+        for index in range(10):
+            kind = "unknown" if index == 6 else "progress"
+            reporter.report({"type": kind, "index": index})
+        reporter.close()
+    received = sorted(event["index"] for batch in server.batches for event in batch["events"])
+    assert received == [0, 1, 2, 3, 4, 5, 7, 8, 9]
+    assert reporter.dropped == 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from streamjobs.runner.reporting import offsets_behind, progress_line
+from streamjobs.runner.reporting import progress_line
 
 PROGRESS = {
     "type": "progress",
@@ -29,8 +29,20 @@ def test_a_batch_line_has_the_figures_a_person_looks_for() -> None:
     )
 
 
-def test_offsets_behind_is_absent_without_kafka_sources() -> None:
-    assert offsets_behind({"sources": [{"metrics": {}}]}) is None
+def test_records_behind_come_from_the_kafka_offsets_when_spark_reports_them() -> None:
+    source = {"endOffset": {"t": {"0": 10, "1": 5}}, "latestOffset": {"t": {"0": 40, "1": 5}}}
+    event = {**PROGRESS, "progress": {**PROGRESS["progress"], "sources": [source]}}
+    assert ", records behind 30, " in progress_line(event)
+
+
+def test_nothing_behind_is_said_without_kafka_sources() -> None:
+    event = {**PROGRESS, "progress": {**PROGRESS["progress"], "sources": [{"metrics": {}}]}}
+    assert "behind" not in progress_line(event)
+
+
+def test_a_backlog_report_says_how_old_the_oldest_unprocessed_record_is() -> None:
+    backlog = {"type": "backlog", "name": "q", "batchId": 4, "secondsBehind": 12.34}
+    assert progress_line(backlog) == "[q] batch 4, oldest unprocessed record 12.3 s old"
 
 
 def test_other_events() -> None:

@@ -21,6 +21,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from streamjobs.domain.progress import reported_time
+from streamjobs.domain.reports import ProgressReport, Report, stored_report
+
 BASE_WIDTH_SECONDS = 60
 """The width of an application's first buckets."""
 MOST_BUCKETS = 1440
@@ -179,27 +182,24 @@ class QueryTally:
     def state(self) -> dict[str, Any]:
         return {"attempt": self._attempt, "queries": {k: dict(v) for k, v in self._queries.items()}}
 
-    def sample(self, attempt: int, event: Mapping[str, Any]) -> Sample | None:
+    def sample(self, attempt: int, event: Report | Mapping[str, Any]) -> Sample | None:
         """The sample of the runner's ``event`` in ``attempt``; None for any other event than a
-        progress report with a time."""
-        progress = event.get("progress") if event.get("type") == "progress" else None
-        if not isinstance(progress, Mapping):
+        progress report with a time (read from a stored payload as ``stored_report`` reads it)."""
+        report = stored_report(event) if isinstance(event, Mapping) else event
+        if not isinstance(report, ProgressReport):
             return None
-        at = reported_time(progress.get("timestamp"))
+        progress = report.progress
+        at = reported_time(progress.timestamp)
         if at is None:
             return None
         if attempt != self._attempt:
             self._queries.clear()
             self._attempt = attempt
-        query = event.get("name") or event.get("queryId", event.get("id")) or progress.get("id")
-        durations = progress.get("durationMs")
-        batch = progress.get("batchId")
-        self._queries[str(query or "")] = {
-            "input": _number(progress.get("inputRowsPerSecond")),
-            "processed": _number(progress.get("processedRowsPerSecond")),
-            "duration": _number(
-                durations.get("triggerExecution") if isinstance(durations, Mapping) else None
-            ),
+        durations = progress.duration_ms or {}
+        self._queries[report.query_name] = {
+            "input": _number(progress.input_rows_per_second),
+            "processed": _number(progress.processed_rows_per_second),
+            "duration": _number(durations.get("triggerExecution")),
         }
         latest = self._queries.values()
         return Sample(
@@ -210,19 +210,8 @@ class QueryTally:
                 (query["duration"] for query in latest if query["duration"] is not None),
                 default=None,
             ),
-            batch=batch if isinstance(batch, int) and not isinstance(batch, bool) else None,
+            batch=progress.batch_id,
         )
-
-
-def reported_time(value: Any) -> datetime | None:
-    """A progress report's ``timestamp`` (ISO 8601; UTC when it names no zone), or None."""
-    if not isinstance(value, str):
-        return None
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _number(value: Any) -> float | None:

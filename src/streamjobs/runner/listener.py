@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from py4j.java_gateway import JavaObject
@@ -26,7 +26,14 @@ from pyspark.sql.streaming.listener import (
 )
 
 from streamjobs.domain.clock import Clock
-from streamjobs.runner.reporting import Event, Reporter
+from streamjobs.domain.reports import (
+    IdleReport,
+    ProgressReport,
+    StartedReport,
+    TerminatedReport,
+    progress_report,
+)
+from streamjobs.runner.reporting import Reporter
 
 
 class ProgressFromJson(JStreamingQueryListener):
@@ -41,14 +48,23 @@ class ProgressFromJson(JStreamingQueryListener):
 
 
 class ReportingListener(StreamingQueryListener):
-    """Turns Spark's query callbacks into events for a reporter."""
+    """Turns Spark's query callbacks into reports (``domain.reports``) for a reporter.
+
+    ``on_progress`` is handed each progress report after it is reported (the backlog probe,
+    ``runner.backlog``); it must return at once: it runs on Spark's listener thread."""
 
     def __init__(
-        self, reporter: Reporter, *, clock: Clock, application_id: str | None = None
+        self,
+        reporter: Reporter,
+        *,
+        clock: Clock,
+        application_id: str | None = None,
+        on_progress: Callable[[ProgressReport], None] | None = None,
     ) -> None:
         self._reporter = reporter
         self._clock = clock
         self._application_id = application_id
+        self._on_progress = on_progress
         self._names: dict[str, str] = {}
         self._terminated: set[str] = set()
         self._termination = threading.Condition()
@@ -77,7 +93,9 @@ class ReportingListener(StreamingQueryListener):
 
     def onQueryStarted(self, event: QueryStartedEvent) -> None:  # noqa: N802 - Spark's name
         self._names[str(event.id)] = event.name or str(event.id)
-        self._emit("started", str(event.id), str(event.runId))
+        self._reporter.report(
+            StartedReport(**self._about(str(event.id), str(event.runId))).to_wire()
+        )
 
     def onQueryProgress(self, event: QueryProgressEvent) -> None:  # noqa: N802
         """PySpark's own way in, which ``ProgressFromJson`` replaces."""
@@ -85,26 +103,29 @@ class ReportingListener(StreamingQueryListener):
 
     def report_progress(self, progress: dict[str, Any]) -> None:
         """A progress report as Spark's JSON has it (which leaves out NaN rates)."""
-        self._emit("progress", progress["id"], progress["runId"], progress=progress)
+        report = progress_report(progress, **self._about(progress["id"], progress["runId"]))
+        self._reporter.report(report.to_wire())
+        if self._on_progress is not None:
+            self._on_progress(report)
 
     def onQueryIdle(self, event: QueryIdleEvent) -> None:  # noqa: N802
-        self._emit("idle", str(event.id), str(event.runId))
+        self._reporter.report(IdleReport(**self._about(str(event.id), str(event.runId))).to_wire())
 
     def onQueryTerminated(self, event: QueryTerminatedEvent) -> None:  # noqa: N802
-        self._emit("terminated", str(event.id), str(event.runId), exception=event.exception)
+        about = self._about(str(event.id), str(event.runId))
+        self._reporter.report(TerminatedReport(**about, exception=event.exception).to_wire())
         with self._termination:
             self._terminated.add(str(event.id))
             self._termination.notify_all()
 
-    def _emit(self, kind: str, query_id: str, run_id: str, **fields: Any) -> None:
-        event: Event = {
-            "type": kind,
+    def _about(self, query_id: str, run_id: str) -> dict[str, Any]:
+        """What every query report carries: when, which query and run, which application."""
+        about: dict[str, Any] = {
             "timestamp": self._clock.now().isoformat(),
             "id": query_id,
-            "runId": run_id,
+            "run_id": run_id,
             "name": self._names.get(query_id, query_id),
-            **fields,
         }
         if self._application_id:
-            event["applicationId"] = self._application_id
-        self._reporter.report(event)
+            about["application_id"] = self._application_id
+        return about

@@ -23,12 +23,14 @@ from streamjobs.domain.connections import Connection, parse_connection
 from streamjobs.domain.datasets import DatasetResolver, secrets_from_environment
 from streamjobs.domain.documents import load_documents
 from streamjobs.domain.errors import FieldError, InvalidInput
+from streamjobs.domain.reports import DriverReport
 from streamjobs.domain.spec import (
     StreamingJob,
     parse_manifest,
     resolved_template,
     split_server_fields,
 )
+from streamjobs.runner.backlog import BacklogProbe, JvmKafkaTimestamps
 from streamjobs.runner.listener import ReportingListener
 from streamjobs.runner.pipeline import PipelineRun, RunOutcome
 from streamjobs.runner.reporting import HttpReporter, JsonLinesReporter, Reporter
@@ -134,8 +136,6 @@ def run(
         prepared.job, connections=prepared.connections.values(), master=request.master
     )
     clock = SystemClock()
-    listener = ReportingListener(reporter, clock=clock, application_id=request.application_id)
-    spark.streams.addListener(listener)
     pipeline_run = PipelineRun(
         spark,
         prepared.job,
@@ -144,6 +144,14 @@ def run(
         clock=clock,
         application_id=request.application_id,
     )
+    probe = _backlog_probe(spark, pipeline_run, reporter, clock)
+    listener = ReportingListener(
+        reporter,
+        clock=clock,
+        application_id=request.application_id,
+        on_progress=probe.offer if probe else None,
+    )
+    spark.streams.addListener(listener)
     previous = _stop_on_signals(pipeline_run)
     watchers = _stop_file_watchers(request, pipeline_run)
     try:
@@ -162,9 +170,22 @@ def run(
             watcher.cancel()
         _restore_signals(previous)
         spark.streams.removeListener(listener)
+        if probe is not None:
+            probe.close()
         reporter.close()
     _report_failures(outcome, errors)
     return outcome.exit_code
+
+
+def _backlog_probe(
+    spark: SparkSession, pipeline_run: PipelineRun, reporter: Reporter, clock: SystemClock
+) -> BacklogProbe | None:
+    """A probe of the Kafka inputs' backlog, for a pipeline that streams from Kafka."""
+    kafka_options = pipeline_run.kafka_options()
+    if not kafka_options:
+        return None
+    broker = JvmKafkaTimestamps(spark.sparkContext._jvm)
+    return BacklogProbe(broker, kafka_options, reporter=reporter, clock=clock)
 
 
 def _stop_file_watchers(request: RunRequest, pipeline_run: PipelineRun) -> list[Repeating]:
@@ -191,15 +212,13 @@ def _report_driver(
     spark: SparkSession, reporter: Reporter, clock: SystemClock, application_id: str | None
 ) -> None:
     """Tell where the driver is: Spark's application id and the address of its UI."""
-    event: dict[str, object] = {
-        "type": "driver",
-        "timestamp": clock.now().isoformat(),
-        "sparkApplicationId": spark.sparkContext.applicationId,
-        "uiUrl": spark.sparkContext.uiWebUrl,
-    }
-    if application_id:
-        event["applicationId"] = application_id
-    reporter.report(event)
+    driver = DriverReport(
+        timestamp=clock.now().isoformat(),
+        spark_application_id=spark.sparkContext.applicationId,
+        ui_url=spark.sparkContext.uiWebUrl,
+    )
+    about = {"applicationId": application_id} if application_id else {}
+    reporter.report({**driver.to_wire(), **about})
 
 
 def _reporter_for(request: RunRequest) -> Reporter:

@@ -27,6 +27,7 @@ from pyspark.sql.streaming import StreamingQuery
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.datasets import DatasetResolver, SparkSink
 from streamjobs.domain.manifest import Guarantee, Input, InputFormat, Output, Pipeline, StreamingJob
+from streamjobs.domain.reports import BadRecordsReport, PlanReport, WrittenReport
 from streamjobs.runner.explain import plan_text
 from streamjobs.runner.reporting import Reporter
 from streamjobs.runner.session import mask_secret_options
@@ -88,6 +89,18 @@ class PipelineRun:
     @property
     def queries(self) -> list[StreamingQuery]:
         return list(self._queries)
+
+    def kafka_options(self) -> list[dict[str, str]]:
+        """The options of the streaming query's Kafka inputs: what the backlog probe asks the
+        broker with (``runner.backlog``); none for a batchMode pipeline."""
+        if self._pipeline.batch_mode:
+            return []
+        found = []
+        for index, item in enumerate(self._pipeline.inputs):
+            location = self._resolver.source(item, path=f"spec.pipeline.inputs[{index}]")
+            if item.is_stream and location.format == "kafka":
+                found.append(dict(location.options))
+        return found
 
     def explain(self) -> str:
         """The plans of every output's query, without starting any."""
@@ -183,7 +196,7 @@ class PipelineRun:
             except Exception as error:
                 failure = {self._output_name(planned): _error_text(error)}
                 return RunOutcome(exit_code=1, failures=failure)
-            self._report("written", {"output": planned.key, "where": planned.sink.where})
+            self._report(WrittenReport(output=planned.key, where=planned.sink.where))
         return RunOutcome(exit_code=0)
 
     def _output_name(self, planned: PlannedOutput) -> str:
@@ -326,25 +339,22 @@ class PipelineRun:
         if stream.bad_records is not None and planned.output.name == stream.bad_records.output:
             assert frames.bad_records is not None
             count = frames.bad_records.count()
-            self._report("badRecords", {"input": stream.name, "count": count})
+            self._report(BadRecordsReport(input=stream.name, count=count))
             return frames.bad_records
         return spark.table(planned.output.name)
 
     def _report_plan(self, key: str, frame: DataFrame) -> None:
-        self._report(
-            "plan", {"output": key, "plan": plan_text(frame, secrets=self._resolver.secret_values)}
-        )
+        plan = plan_text(frame, secrets=self._resolver.secret_values)
+        self._report(PlanReport(output=key, plan=plan))
 
-    def _report(self, kind: str, fields: dict[str, object]) -> None:
-        self._reporter.report(
-            {
-                "type": kind,
-                "timestamp": self._clock.now().isoformat(),
-                "name": self._job.name,
-                "applicationId": self._application_id,
-                **fields,
-            }
-        )
+    def _report(self, report: PlanReport | BadRecordsReport | WrittenReport) -> None:
+        """Report ``report`` dated now, as the job's and the application's."""
+        about = {
+            "timestamp": self._clock.now().isoformat(),
+            "name": self._job.name,
+            "applicationId": self._application_id,
+        }
+        self._reporter.report({**report.to_wire(), **about})
 
     def _stop_after_current_batch(self, timeout_seconds: float = 60.0) -> None:
         deadline = self._clock.now() + timedelta(seconds=timeout_seconds)

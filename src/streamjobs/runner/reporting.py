@@ -18,6 +18,16 @@ from collections.abc import Callable
 from enum import Enum
 from typing import IO, Any, Protocol
 
+from streamjobs.domain.progress import figures_of
+from streamjobs.domain.reports import (
+    BacklogReport,
+    BadRecordsReport,
+    PlanReport,
+    ProgressReport,
+    WrittenReport,
+    stored_report,
+)
+
 Event = dict[str, Any]
 
 
@@ -61,6 +71,8 @@ class HttpReporter:
     server refuses bodies past its limit, 1 MiB by default, and may cut the connection before a
     client has sent them whole. A batch it refuses for its size (413) all the same is sent again in
     halves; a single event it refuses is dropped (counted in ``dropped``), never retried for ever.
+    A batch refused as unreadable (422: an event that is no report, ``domain.reports``) goes the
+    same way, so one bad event is dropped and the others are delivered.
     """
 
     def __init__(
@@ -148,7 +160,7 @@ class HttpReporter:
             with urllib.request.urlopen(request, timeout=self._timeout) as response:
                 return _Answer.STORED if 200 <= response.status < 300 else _Answer.REFUSED
         except urllib.error.HTTPError as error:
-            return _Answer.TOO_LARGE if error.code == 413 else _Answer.REFUSED
+            return _Answer.TOO_LARGE if error.code in (413, 422) else _Answer.REFUSED
         except (urllib.error.URLError, OSError, ValueError):
             return _Answer.REFUSED
 
@@ -158,7 +170,8 @@ class _Answer(Enum):
 
     STORED = "stored"
     TOO_LARGE = "too large"
-    """The server refused the batch for its size (413): smaller batches may pass."""
+    """The server refused the batch for its size (413) or for an event it cannot read (422):
+    smaller batches may pass, and a single event refused so never will."""
     REFUSED = "refused"
     """No answer, or another refusal: the same batch is posted again after a pause."""
 
@@ -178,37 +191,33 @@ class ProgressPrinter:
 
 def progress_line(event: Event) -> str:
     """One line a person can read for an event."""
+    report = stored_report(event)
     name = event.get("name") or event.get("id", "")
-    if event["type"] == "plan":
-        return f"[{name}] plan of output {event['output']}:\n{event['plan']}"
-    if event["type"] == "badRecords":
-        return f"[{name}] {event['count']} bad records from input {event['input']}"
-    if event["type"] == "written":
-        return f"[{name}] output {event['output']} written to {event['where']}"
-    if event["type"] != "progress":
+    if isinstance(report, PlanReport):
+        return f"[{name}] plan of output {report.output}:\n{report.plan}"
+    if isinstance(report, BadRecordsReport):
+        return f"[{name}] {report.count} bad records from input {report.input}"
+    if isinstance(report, WrittenReport):
+        return f"[{name}] output {report.output} written to {report.where}"
+    if isinstance(report, BacklogReport):
+        age = "unknown" if report.seconds_behind is None else f"{report.seconds_behind:.1f} s"
+        return f"[{name}] batch {report.batch_id}, oldest unprocessed record {age} old"
+    if not isinstance(report, ProgressReport):
         detail = f": {event['exception']}" if event.get("exception") else ""
         return f"[{name}] query {event['type']}{detail}"
-    progress = event["progress"]
-    behind = offsets_behind(progress)
+    progress = report.progress
+    figures = figures_of(progress)
     parts = [
-        f"[{name}] batch {progress.get('batchId')}",
-        f"rows {progress.get('numInputRows', 0)}",
-        f"in {progress.get('inputRowsPerSecond', 0.0):.1f}/s",
-        f"processed {progress.get('processedRowsPerSecond', 0.0):.1f}/s",
-        f"took {progress.get('durationMs', {}).get('triggerExecution', 0)} ms",
+        f"[{name}] batch {progress.batch_id}",
+        f"rows {progress.num_input_rows or 0}",
+        f"in {figures['inputRowsPerSecond'] or 0.0:.1f}/s",
+        f"processed {figures['processedRowsPerSecond'] or 0.0:.1f}/s",
+        f"took {figures['batchDurationMs'] or 0} ms",
     ]
-    if behind is not None:
-        parts.append(f"offsets behind {behind}")
-    for metrics in (progress.get("observedMetrics") or {}).values():
+    if figures["recordsBehind"] is not None:
+        parts.append(f"records behind {figures['recordsBehind']}")
+    elif figures["offsetsBehindLatest"] is not None:
+        parts.append(f"offsets behind {figures['offsetsBehindLatest']}")
+    for metrics in (progress.observed_metrics or {}).values():
         parts.extend(f"{key} {value}" for key, value in metrics.items())
     return ", ".join(parts)
-
-
-def offsets_behind(progress: dict[str, Any]) -> int | None:
-    """How far the query's Kafka sources are behind the latest offsets, when Spark says."""
-    figures = [
-        int(float(source["metrics"]["maxOffsetsBehindLatest"]))
-        for source in progress.get("sources", [])
-        if (source.get("metrics") or {}).get("maxOffsetsBehindLatest") is not None
-    ]
-    return sum(figures) if figures else None

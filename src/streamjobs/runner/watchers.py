@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from streamjobs.domain.clock import Clock
+from streamjobs.domain.reports import HeartbeatReport
 from streamjobs.runner.reporting import Reporter
 
 
@@ -56,10 +57,9 @@ def send_heartbeats(
     """Report ``{"type": "heartbeat"}`` every ``interval`` seconds."""
 
     def beat() -> bool:
-        event: dict[str, object] = {"type": "heartbeat", "timestamp": clock.now().isoformat()}
-        if application_id:
-            event["applicationId"] = application_id
-        reporter.report(event)
+        beat = HeartbeatReport(timestamp=clock.now().isoformat())
+        about = {"applicationId": application_id} if application_id else {}
+        reporter.report({**beat.to_wire(), **about})
         return True
 
     return Repeating(beat, interval=interval, name="streamjobs-heartbeat").start()

@@ -1,10 +1,12 @@
 """What drivers tell the server: query events, heartbeats and where their Spark UI is.
 
 A pipeline's runner posts its events with the token only its application holds (a fresh one
-per attempt, stored as a digest, refused once the application has ended). Each report
-refreshes the application's heartbeat; progress reports are kept (the last N) and their figures
-become the application's latest; the first committed micro-batch of an attempt and a query's
-failure become events.
+per attempt, stored as a digest, refused once the application has ended). A batch is parsed
+whole with ``domain.reports`` first: one event that is no report refuses the batch (422 naming
+its fields) and nothing of it is stored. Each report refreshes the application's heartbeat;
+progress reports are kept (the last N) and their figures (``domain.progress``), with the seconds
+behind of the runner's backlog reports, become the application's latest; the first committed
+micro-batch of an attempt and a query's failure become events.
 """
 
 from __future__ import annotations
@@ -15,7 +17,15 @@ from typing import Any
 
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import FieldError, InvalidInput, Unauthenticated
-from streamjobs.domain.progress import application_figures, figures_of
+from streamjobs.domain.progress import application_figures, figures_of, with_backlog
+from streamjobs.domain.reports import (
+    BacklogReport,
+    DriverReport,
+    ProgressReport,
+    Report,
+    TerminatedReport,
+    parse_reports,
+)
 from streamjobs.domain.states import TERMINAL_STATES
 from streamjobs.services.application_state import move
 from streamjobs.services.identity import token_digest
@@ -43,11 +53,14 @@ class ReportService:
             raise Unauthenticated("the report token does not belong to this application")
 
     def receive(self, application_id: str, token: str, events: Sequence[Any]) -> int:
-        """Store ``events`` from the driver of ``application_id``; how many were new."""
-        _check_events(events)
-        return on_fresh_reads(lambda: self._receive(application_id, token, events))
+        """Store ``events`` from the driver of ``application_id``; how many were new.
+        ``InvalidInput`` names each field of each event that is no report
+        (``domain.reports``), and nothing of the batch is stored."""
+        _check_count(events)
+        reports = parse_reports(events)
+        return on_fresh_reads(lambda: self._receive(application_id, token, reports))
 
-    def _receive(self, application_id: str, token: str, events: Sequence[Any]) -> int:
+    def _receive(self, application_id: str, token: str, events: Sequence[Report]) -> int:
         now = self._clock.now()
         with self._store.transaction() as repos:
             application = repos.applications.find(application_id)
@@ -78,22 +91,15 @@ def _token_matches(application: ApplicationRecord, token: str) -> bool:
     return hmac.compare_digest(application.token_hash, token_digest(token))
 
 
-def _check_events(events: Sequence[Any]) -> None:
+def _check_count(events: Sequence[Any]) -> None:
     if len(events) > MAX_EVENTS_PER_REPORT:
         raise InvalidInput(
             [FieldError("events", f"at most {MAX_EVENTS_PER_REPORT} events per report")]
         )
-    for index, event in enumerate(events):
-        if not isinstance(event, dict):
-            raise InvalidInput([FieldError(f"events[{index}]", "must be an object")])
-        if not isinstance(event.get("type"), str):
-            raise InvalidInput([FieldError(f"events[{index}].type", "must be a string")])
-        if not isinstance(event.get("sequence"), int):
-            raise InvalidInput([FieldError(f"events[{index}].sequence", "must be an integer")])
 
 
 def _changes_from(
-    application: ApplicationRecord, attempt: int, events: Sequence[dict[str, Any]]
+    application: ApplicationRecord, attempt: int, events: Sequence[Report]
 ) -> tuple[dict[str, Any], list[tuple[str, str]]]:
     latest = dict(application.latest or {})
     if latest.get("attempt") != attempt:
@@ -102,26 +108,23 @@ def _changes_from(
     changes: dict[str, Any] = {}
     notes: list[tuple[str, str]] = []
     for event in events:
-        kind = event["type"]
-        if kind == "driver" and event.get("sparkApplicationId"):
-            changes["spark_app_id"] = str(event["sparkApplicationId"])
-        elif kind == "progress" and isinstance(event.get("progress"), dict):
-            progress = event["progress"]
-            queries[str(event.get("name") or progress.get("name") or event.get("id"))] = figures_of(
-                progress
-            )
+        if isinstance(event, DriverReport) and event.spark_application_id:
+            changes["spark_app_id"] = event.spark_application_id
+        elif isinstance(event, ProgressReport):
+            name = event.query_name
+            queries[name] = figures_of(event.progress, queries.get(name))
             if "firstBatchCommittedAt" not in latest:
-                latest["firstBatchCommittedAt"] = progress.get("timestamp")
+                latest["firstBatchCommittedAt"] = event.progress.timestamp
                 notes.append(
                     (
                         "first-batch-committed",
-                        f"attempt {attempt}: micro-batch {progress.get('batchId')} committed",
+                        f"attempt {attempt}: micro-batch {event.progress.batch_id} committed",
                     )
                 )
-        elif kind == "terminated" and event.get("exception"):
-            notes.append(
-                ("query-failed", f"query {event.get('name')} failed: {event['exception']}"[:2000])
-            )
+        elif isinstance(event, BacklogReport) and event.query_name in queries:
+            queries[event.query_name] = with_backlog(queries[event.query_name], event)
+        elif isinstance(event, TerminatedReport) and event.exception:
+            notes.append(("query-failed", f"query {event.name} failed: {event.exception}"[:2000]))
     if queries:
         latest["queries"] = queries
         latest.update(application_figures(queries))

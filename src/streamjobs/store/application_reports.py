@@ -17,9 +17,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from pydantic import BaseModel
 from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from streamjobs.domain.reports import Report
 from streamjobs.store.tables import ApplicationExecutorsRow, ApplicationProgressRow
 from streamjobs.store.throughput import ApplicationThroughput
 
@@ -57,21 +59,23 @@ class ApplicationReports(ApplicationThroughput):
         application_id: str,
         *,
         attempt: int,
-        events: Sequence[dict[str, Any]],
+        events: Sequence[Report | dict[str, Any]],
         at: datetime,
         keep_last: int = 200,
     ) -> int:
         """Store the runner's ``events`` of ``attempt`` and tell how many of them were new.
 
-        Each event needs a ``sequence`` and a ``type``; its query is its ``queryId`` (or ``id``,
-        as the runner names it). An event already stored under its sequence is ignored, so a
-        batch sent twice lands once. An event is dated by its own ``timestamp`` when that is
-        an ISO 8601 time with a zone (buffered events arrive late), else by ``at``. Only the
-        application's ``keep_last`` newest events are kept. ``NotFound`` if no application.
+        Each event (a parsed report, or its JSON) needs a ``sequence`` and a ``type``; its query
+        is its ``queryId`` (or ``id``, as the runner names it). An event already stored under
+        its sequence is ignored, so a batch sent twice lands once. An event is dated by its own
+        ``timestamp`` when that is an ISO 8601 time with a zone (buffered events arrive late),
+        else by ``at``. Only the application's ``keep_last`` newest events are kept.
+        ``NotFound`` if there is no application.
         """
         self._require_application(application_id)
         rows: dict[int, dict[str, Any]] = {}
-        for event in events:
+        payloads = [_payload(event) for event in events]
+        for event in payloads:
             sequence = int(event["sequence"])
             rows.setdefault(
                 sequence,
@@ -155,6 +159,11 @@ class ApplicationReports(ApplicationThroughput):
         if self._session.get_bind().dialect.name == "postgresql":
             return postgresql.insert
         return sqlite.insert
+
+
+def _payload(event: Report | dict[str, Any]) -> dict[str, Any]:
+    """The event as the runner sent it: what is stored, and what reads back."""
+    return event.to_wire() if isinstance(event, BaseModel) else event
 
 
 def _reported_at(event: dict[str, Any], *, default: datetime) -> datetime:

@@ -24,6 +24,7 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, Double, ForeignKey, Row, delete, insert, select, update
 from sqlalchemy.orm import Mapped, mapped_column
 
+from streamjobs.domain.reports import Report
 from streamjobs.domain.throughput import (
     BASE_WIDTH_SECONDS,
     MOST_BUCKETS,
@@ -95,13 +96,13 @@ class ApplicationThroughput(Repository):
         application_id: str,
         *,
         attempt: int,
-        events: Sequence[Mapping[str, Any]],
+        events: Sequence[Report | Mapping[str, Any]],
         most_buckets: int = MOST_BUCKETS,
     ) -> None:
         """Add the progress reports among the runner's ``events`` of ``attempt`` to the
         application's buckets; events folded before (by attempt and sequence) are skipped.
         A batch without a progress report (heartbeats, most often) costs no statement."""
-        if not any(event.get("type") == "progress" for event in events):
+        if not any(_type_of(event) == "progress" for event in events):
             return
         tallies = TALLIES
         stored = self._read(
@@ -110,8 +111,8 @@ class ApplicationThroughput(Repository):
         tally = QueryTally(None if stored is None else stored.queries)
         folded_up_to = (-1, -1) if stored is None else (stored.attempt, stored.last_sequence)
         samples = []
-        for event in sorted(events, key=lambda each: int(each["sequence"])):
-            position = (attempt, int(event["sequence"]))
+        for event in sorted(events, key=_sequence_of):
+            position = (attempt, _sequence_of(event))
             if position <= folded_up_to:
                 continue
             folded_up_to = position
@@ -178,6 +179,15 @@ class ApplicationThroughput(Repository):
             [{"application_id": application_id, **_columns(bucket)} for bucket in kept],
         )
         return kept
+
+
+def _type_of(event: Report | Mapping[str, Any]) -> Any:
+    return event.get("type") if isinstance(event, Mapping) else event.type
+
+
+def _sequence_of(event: Report | Mapping[str, Any]) -> int:
+    """The event's sequence number (the server refuses events without one)."""
+    return int(event["sequence"] if isinstance(event, Mapping) else event.sequence or 0)
 
 
 def _columns(bucket: Bucket) -> dict[str, Any]:
