@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 SOURCES := src tests bench
 
-.PHONY: run test lint bench java postgres maven chromium sandbox clean
+.PHONY: run test lint bench java postgres maven chromium prometheus sandbox clean
 
 # Every step that can take more than a few seconds says what it does first (`step`; no commas in
 # its text, they would split the call's arguments), and pip shows its downloads and builds: a
@@ -21,7 +21,7 @@ run: java sandbox maven $(VENV)/.installed-run
 	$(call step,"Starting the server with the examples")
 	$(BIN)/streamjobs server --load-examples examples
 
-test: java sandbox postgres maven chromium $(VENV)/.installed-dev lint
+test: java sandbox postgres maven chromium prometheus $(VENV)/.installed-dev lint
 	$(BIN)/python scripts/resolve-jars.py
 	$(BIN)/pytest
 	$(BIN)/python -m bench.run --quick
@@ -29,7 +29,7 @@ test: java sandbox postgres maven chromium $(VENV)/.installed-dev lint
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check $(SOURCES)
 	$(BIN)/ruff format --check $(SOURCES)
-	$(BIN)/mypy src/streamjobs/domain src/streamjobs/store src/streamjobs/services src/streamjobs/supervisor src/streamjobs/launch
+	$(BIN)/mypy src/streamjobs/domain src/streamjobs/store src/streamjobs/services src/streamjobs/supervisor src/streamjobs/launch src/streamjobs/notify
 	$(BIN)/lint-imports
 
 # The benchmark figures (bench/README.md): rewrites bench/REPORT.md and its charts. Not part of
@@ -51,6 +51,9 @@ maven:
 
 chromium:
 	@scripts/ensure-chromium.sh
+
+prometheus:
+	@scripts/ensure-prometheus.sh
 
 sandbox:
 	@scripts/ensure-sandbox.sh

@@ -16,13 +16,16 @@ from typing import Any
 
 from fastapi import FastAPI
 
+from streamjobs.api.metrics import MetricsPort, ServerMetrics
 from streamjobs.console_log import server_log_config
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.manifest import Deployment
 from streamjobs.launch.base import Launcher
 from streamjobs.launch.spark_ui import read_executors
+from streamjobs.notify.worker import DeliveryTerms, DeliveryWorker
 from streamjobs.server_app import create_app
 from streamjobs.services.container import Services, open_services
+from streamjobs.services.metrics_reading import MetricsReader
 from streamjobs.settings import Settings
 from streamjobs.supervisor.executors import ExecutorReader
 from streamjobs.supervisor.loop import Supervisor
@@ -37,6 +40,9 @@ class Server:
     services: Services
     supervisor: Supervisor | None
     app: FastAPI
+    metrics: ServerMetrics
+    delivery: DeliveryWorker | None = None
+    """Sends the notification outbox while the server serves (its own thread)."""
 
     @property
     def settings(self) -> Settings:
@@ -57,6 +63,9 @@ class Server:
         logging.config.dictConfig(log_config)  # before the supervisor's first decisions
         if self.supervisor is not None:
             self.supervisor.start()
+        if self.delivery is not None:
+            self.delivery.start()
+        metrics_port = self.open_metrics_port()
         # What start-up made (modules, the app and its routes, compiled statements: most of the
         # heap) lives as long as the server: kept out of the collector's sight, a full
         # collection scans only what requests made, ~5 ms instead of ~80 ms: under load those
@@ -71,13 +80,27 @@ class Server:
                 **uvicorn_proxy_options(self.settings),
             )
         finally:
+            if metrics_port is not None:
+                metrics_port.close()
             if self.supervisor is not None:
                 self.supervisor.stop()
+            if self.delivery is not None:
+                self.delivery.stop()
+
+    def open_metrics_port(self) -> MetricsPort | None:
+        """Serve the metrics open on ``metrics_port`` of the server's host, when that is set,
+        until the port is closed."""
+        port = self.settings.metrics_port
+        if port is None:
+            return None
+        return MetricsPort(self.metrics, host=self.settings.host, port=port)
 
     def close(self) -> None:
         """Stop the supervisor if it runs and close the store's connections."""
         if self.supervisor is not None:
             self.supervisor.stop()
+        if self.delivery is not None:
+            self.delivery.stop()
         self.services.store.close()
 
 
@@ -121,5 +144,30 @@ def server_over(
     """A server over services already open (see ``build_server``)."""
     if supervise is None:
         supervise = services.settings.supervisor
-    supervisor = supervisor_for(services, executor_reader=executor_reader) if supervise else None
-    return Server(services=services, supervisor=supervisor, app=create_app(services=services))
+    metrics = ServerMetrics(MetricsReader(store=services.store, clock=services.clock))
+    supervisor = (
+        supervisor_for(
+            services, executor_reader=executor_reader, tick_timer=metrics.tick_duration.time
+        )
+        if supervise
+        else None
+    )
+    return Server(
+        services=services,
+        supervisor=supervisor,
+        app=create_app(services=services, server_metrics=metrics),
+        metrics=metrics,
+        delivery=delivery_worker_for(services) if services.settings.delivery else None,
+    )
+
+
+def delivery_worker_for(services: Services) -> DeliveryWorker:
+    """The worker that sends the outbox with the settings' pacing, retries and timeout."""
+    settings = services.settings
+    return DeliveryWorker(
+        store=services.store,
+        clock=services.clock,
+        secrets=services.secrets,
+        public_url=settings.resolved_public_url,
+        terms=DeliveryTerms.from_settings(settings),
+    )

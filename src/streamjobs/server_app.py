@@ -9,12 +9,14 @@ from __future__ import annotations
 from fastapi import FastAPI
 
 from streamjobs.api.app import create_api
+from streamjobs.api.metrics import ServerMetrics
 from streamjobs.services.container import Services
 from streamjobs.web.app import install_web
 
 
-def create_app(*, services: Services) -> FastAPI:
-    """The streamjobs server's ASGI application over the given services."""
-    app = create_api(services=services)
+def create_app(*, services: Services, server_metrics: ServerMetrics | None = None) -> FastAPI:
+    """The streamjobs server's ASGI application over the given services, its metrics going to
+    ``server_metrics`` (default: a registry of its own)."""
+    app = create_api(services=services, server_metrics=server_metrics)
     install_web(app)
     return app

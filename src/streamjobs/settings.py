@@ -6,7 +6,7 @@ import ipaddress
 import os
 from pathlib import Path
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from streamjobs.domain.locations import LocationError, normalized_uri
@@ -217,6 +217,70 @@ class Settings(BaseSettings):
         "drivers are given the jar files from it. Its streamjobs-resolved/ keeps what was "
         "resolved (delete it to resolve again).",
     )
+
+    # Notification delivery (issue 22, delivery): the worker that sends the outbox (notify.worker).
+    delivery: bool = Field(
+        default=True,
+        description="Run the notification delivery worker in the server (it sends the outbox).",
+    )
+    delivery_interval_seconds: float = Field(
+        default=2.0, gt=0, description="How often the delivery worker looks for due notifications."
+    )
+    delivery_retry_base_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="Wait before the first retry of a failed notification; each further retry "
+        "waits twice as long (with up to 20% random jitter), up to delivery_retry_max_seconds.",
+    )
+    delivery_retry_max_seconds: float = Field(
+        default=3600.0, gt=0, description="The longest wait between two tries of a notification."
+    )
+    delivery_max_attempts: int = Field(
+        default=8,
+        ge=1,
+        description="Tries of one notification before it is failed for good.",
+    )
+    delivery_unhealthy_after: int = Field(
+        default=3,
+        ge=1,
+        description="Failed sends in a row after which a destination is marked unhealthy (its "
+        "next successful send marks it healthy again).",
+    )
+    delivery_send_timeout_seconds: float = Field(
+        default=10.0,
+        gt=0,
+        description="How long one send (an SMTP conversation step, an HTTP request) may take "
+        "before it counts as failed.",
+    )
+
+    # Prometheus metrics (issue 22, metrics): GET /metrics behind a token of its own, or open on
+    # a port of its own (api.metrics); with neither, /metrics answers 404 saying which to set.
+    metrics_token: SecretStr | None = Field(
+        default=None,
+        description="The bearer token Prometheus sends to read GET /metrics on the server's "
+        "port (at least 16 characters; only its digest is compared).",
+    )
+    metrics_port: int | None = Field(
+        default=None,
+        ge=1,
+        le=65535,
+        description="A port of its own, on the server's host, where the metrics are served "
+        "open to whoever reaches it (bind the host to a network only Prometheus reaches).",
+    )
+
+    @field_validator("metrics_token")
+    @classmethod
+    def _long_metrics_token(cls, token: SecretStr | None) -> SecretStr | None:
+        if token is not None and len(token.get_secret_value()) < 16:
+            raise ValueError("the metrics token must be at least 16 characters long")
+        return token
+
+    @field_validator("metrics_port")
+    @classmethod
+    def _metrics_port_apart(cls, metrics_port: int | None, info: ValidationInfo) -> int | None:
+        if metrics_port is not None and metrics_port == info.data.get("port"):
+            raise ValueError(f"metrics port {metrics_port} is the server's own port")
+        return metrics_port
 
     @field_validator("default_data_roots")
     @classmethod

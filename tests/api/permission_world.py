@@ -21,6 +21,7 @@ from streamjobs.domain.access import (
     PrincipalKind,
     Subject,
 )
+from streamjobs.domain.destinations import destination_manifest
 from streamjobs.services.container import Services
 from streamjobs.services.identity import token_digest
 from tests.factories import console_manifest
@@ -100,6 +101,14 @@ class Fresh:
                 application.id, number=1, submitted_at=services.clock.now(), directory=str(attempt)
             )
         return application.id
+
+    @cached_property
+    def destination(self) -> str:
+        """A Slack notification destination whose URL secret does not exist (its test is a 409)."""
+        name = f"dest-{self._n}"
+        manifest = destination_manifest(name, {"type": "slack", "urlSecret": "absent"})
+        self._services.destinations.create(manifest, actor=ADMIN)
+        return name
 
     @cached_property
     def bundle(self) -> str:

@@ -240,6 +240,24 @@ def test_exactly_once_into_kafka_says_why(api: httpx.Client, job_name: str) -> N
     assert "cannot give EXACTLY_ONCE" in response.json()["errors"][0]["message"]
 
 
+def test_a_health_rule_on_an_unknown_metric_or_a_negative_duration_is_named(
+    api: httpx.Client, job_name: str
+) -> None:
+    rules = [
+        {"name": "lag", "metric": "lagMinutes", "threshold": 5},
+        {"name": "backlog", "metric": "recordsBehind", "threshold": 5, "durationSeconds": -1},
+    ]
+    response = api.put(
+        f"/api/v1/jobs/{job_name}", json=pipeline_manifest(job_name, health={"rules": rules})
+    )
+    problem_of(response, 422)
+    assert error_paths(response) == [
+        "spec.health.rules[0].metric",
+        "spec.health.rules[1].durationSeconds",
+    ]
+    problem_of(api.get(f"/api/v1/jobs/{job_name}"), 404)
+
+
 def test_unknown_bundle_and_node_type_are_named(api: httpx.Client, job_name: str) -> None:
     manifest = pipeline_manifest(job_name, bundle="nobody", instance={"driver": "huge"})
     response = api.post("/api/v1/jobs", json=manifest)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from streamjobs.domain.destinations import destination_manifest
 from streamjobs.domain.manifest import Deployment
 from streamjobs.launch.fake import FakeLauncher
 from streamjobs.services.container import open_services
@@ -101,6 +102,46 @@ MATRIX: dict[str, tuple[Request, dict[str, int | str]]] = {
     ),
     "DELETE /api/v1/connections/{name}": (
         lambda f: ("DELETE", f"/api/v1/connections/{f.connection}", None),
+        BUNDLE_MANAGERS,
+    ),
+    "GET /api/v1/schema/notificationdestination.json": (
+        lambda f: ("GET", "/api/v1/schema/notificationdestination.json", None),
+        ANYONE,
+    ),
+    "GET /api/v1/notification-destinations": (
+        lambda f: ("GET", "/api/v1/notification-destinations", None),
+        ANYONE,
+    ),
+    "POST /api/v1/notification-destinations": (
+        lambda f: (
+            "POST",
+            "/api/v1/notification-destinations",
+            destination_manifest(f.job + "-d", {"type": "slack", "urlSecret": "s"}),
+        ),
+        BUNDLE_MANAGERS,
+    ),
+    "GET /api/v1/notification-destinations/{name}": (
+        lambda f: ("GET", f"/api/v1/notification-destinations/{f.destination}", None),
+        ANYONE,
+    ),
+    "PUT /api/v1/notification-destinations/{name}": (
+        lambda f: (
+            "PUT",
+            f"/api/v1/notification-destinations/{f.destination}",
+            destination_manifest(f.destination, {"type": "slack", "urlSecret": "other"}),
+        ),
+        BUNDLE_MANAGERS,
+    ),
+    "DELETE /api/v1/notification-destinations/{name}": (
+        lambda f: ("DELETE", f"/api/v1/notification-destinations/{f.destination}", None),
+        BUNDLE_MANAGERS,
+    ),
+    "POST /api/v1/notification-destinations/{name}/test": (
+        lambda f: ("POST", f"/api/v1/notification-destinations/{f.destination}/test", None),
+        BUNDLE_MANAGERS,
+    ),
+    "GET /api/v1/notification-destinations/{name}/deliveries": (
+        lambda f: ("GET", f"/api/v1/notification-destinations/{f.destination}/deliveries", None),
         BUNDLE_MANAGERS,
     ),
     "GET /api/v1/bundles/{bundle}/secrets": (

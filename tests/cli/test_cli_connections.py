@@ -58,7 +58,7 @@ def test_an_unknown_kind_exits_2_naming_the_file_and_the_kinds(
     result = run(cli, "apply", "-f", str(tmp_path))
     assert result.exit_code == 2
     assert "2-secret.yaml: kind: 'Secret' is not a kind streamjobs knows" in result.stderr
-    assert "use Connection or StreamingJob" in result.stderr
+    assert "use Connection, NotificationDestination or StreamingJob" in result.stderr
     assert run(cli, "get", "connections", name).exit_code == 1
 
 

@@ -109,14 +109,16 @@ def rate_job(tmp_path: Path) -> dict[str, Any]:
     return job
 
 
-def wait_for(what: str, check: Callable[[], Any]) -> Any:
+def wait_for(what: str, check: Callable[[], Any], describe: Callable[[], str] | None = None) -> Any:
+    """``check()``'s first true answer; failing after ``WAIT_SECONDS`` with ``describe()``."""
     deadline = time.monotonic() + WAIT_SECONDS
     while time.monotonic() < deadline:
         found = check()
         if found:
             return found
         time.sleep(0.5)
-    raise AssertionError(f"waited {WAIT_SECONDS:g} s for {what}")
+    described = f": {describe()}" if describe is not None else ""
+    raise AssertionError(f"waited {WAIT_SECONDS:g} s for {what}{described}")
 
 
 def test_run_kill_reattach_stop_run_again_and_abort(server: Server, tmp_path: Path) -> None:

@@ -37,6 +37,9 @@ EMITTED_KINDS = {
     # services/reports.py: what the runner reported
     "first-batch-committed",
     "query-failed",
+    # the supervisor's health step: a rule fired, a firing rule recovered
+    "health-firing",
+    "health-recovered",
 }
 """Every kind the server records (``grep -rn 'add_event\\|note=\\|notes.append' src``)."""
 
@@ -63,6 +66,8 @@ def test_no_level_is_kept_for_a_kind_nothing_records() -> None:
         ("suspended", EventLevel.WARNING),
         ("failed", EventLevel.ERROR),
         ("query-failed", EventLevel.ERROR),
+        ("health-firing", EventLevel.WARNING),
+        ("health-recovered", EventLevel.INFO),
     ],
 )
 def test_levels_of_what_goes_wrong_and_what_a_person_asks(kind: str, level: EventLevel) -> None:

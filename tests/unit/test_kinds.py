@@ -24,10 +24,14 @@ def test_each_kind_parses_with_its_own_rules() -> None:
 @pytest.mark.parametrize(
     ("document", "message"),
     [
-        ({"apiVersion": "streamjobs.io/v1"}, "kind: is required: Connection or StreamingJob"),
+        (
+            {"apiVersion": "streamjobs.io/v1"},
+            "kind: is required: Connection, NotificationDestination or StreamingJob",
+        ),
         (
             {"kind": "Secret"},
-            "kind: 'Secret' is not a kind streamjobs knows: use Connection or StreamingJob",
+            "kind: 'Secret' is not a kind streamjobs knows: use Connection, "
+            "NotificationDestination or StreamingJob",
         ),
         ({"kind": ["Connection"]}, "kind: ['Connection'] is not a kind streamjobs knows"),
         ([], "a manifest must be a mapping of keys to values"),
@@ -52,4 +56,8 @@ def test_connections_come_first_and_each_kind_keeps_its_order() -> None:
         "a",
         "c",
     ]
-    assert [kind.label for kind in Kind] == ["connection", "streamingjob"]
+    assert [kind.label for kind in Kind] == [
+        "connection",
+        "notificationdestination",
+        "streamingjob",
+    ]

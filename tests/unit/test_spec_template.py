@@ -105,6 +105,8 @@ class TestResolvedTemplate:
                     "suspendOnFailure": False,
                     "initialSnapshotName": None,
                 },
+                "notifications": [],
+                "health": {"rules": []},
             },
         }
 

@@ -52,7 +52,7 @@ def test_the_page_has_its_tabs_header_actions_and_api_operations(browser: Browse
     assert document.attr("role", "#panel-applications") == "tabpanel"
     assert not document.one("#panel-applications").has_attr("hidden")
     assert document.one("#panel-details").has_attr("hidden")
-    assert "Notifications" not in page.text
+    assert document.one("#panel-notifications").has_attr("hidden")
     actions = document.one('.page-head [aria-label="Job actions"]')
     assert actions.attr("href", 'a[href="/jobs/ticks/configure"]')
     assert actions.text('a[href="/jobs/new?from=ticks"]') == "Duplicate"

@@ -14,7 +14,9 @@ from streamjobs.api import (
     audit,
     bundles,
     connections,
+    destinations,
     jobs,
+    metrics,
     people,
     secrets,
     user_sessions,
@@ -23,9 +25,13 @@ from streamjobs.api.auth import require_actor
 from streamjobs.api.body_limits import BodyLimitMiddleware, BodyLimits
 from streamjobs.api.conventions import with_manifest_schemas
 from streamjobs.api.errors import install_error_handlers
+from streamjobs.api.metrics import ServerMetrics
+from streamjobs.api.request_metrics import RequestMetricsMiddleware
 from streamjobs.domain.connections import connection_json_schema
+from streamjobs.domain.destinations import destination_json_schema
 from streamjobs.domain.spec import manifest_json_schema
 from streamjobs.services.container import Services
+from streamjobs.services.metrics_reading import MetricsReader
 
 meta = APIRouter(prefix="/api/v1", tags=["meta"], dependencies=[Depends(require_actor)])
 
@@ -46,8 +52,17 @@ def connection_schema() -> dict[str, Any]:
     return connection_json_schema()
 
 
-def create_api(*, services: Services) -> FastAPI:
-    """The REST API's ASGI application over the given services (no web UI)."""
+@meta.get(
+    "/schema/notificationdestination.json",
+    summary="JSON Schema of the NotificationDestination manifest",
+)
+def destination_schema() -> dict[str, Any]:
+    return destination_json_schema()
+
+
+def create_api(*, services: Services, server_metrics: ServerMetrics | None = None) -> FastAPI:
+    """The REST API's ASGI application over the given services (no web UI); its metrics go to
+    ``server_metrics`` (default: a registry of its own)."""
     app = FastAPI(
         title="streamjobs",
         version=__version__,
@@ -60,6 +75,9 @@ def create_api(*, services: Services) -> FastAPI:
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.services = services
+    app.state.metrics = server_metrics or ServerMetrics(
+        MetricsReader(store=services.store, clock=services.clock)
+    )
     install_error_handlers(app)
     plain_openapi = app.openapi
 
@@ -67,7 +85,11 @@ def create_api(*, services: Services) -> FastAPI:
         if app.openapi_schema is None:
             app.openapi_schema = with_manifest_schemas(
                 plain_openapi(),
-                {"StreamingJob": manifest_json_schema, "Connection": connection_json_schema},
+                {
+                    "StreamingJob": manifest_json_schema,
+                    "Connection": connection_json_schema,
+                    "NotificationDestination": destination_json_schema,
+                },
             )
         return app.openapi_schema
 
@@ -80,13 +102,16 @@ def create_api(*, services: Services) -> FastAPI:
     app.include_router(meta)
     app.include_router(jobs.router, dependencies=[Depends(require_actor)])
     app.include_router(connections.router, dependencies=[Depends(require_actor)])
+    app.include_router(destinations.router, dependencies=[Depends(require_actor)])
     app.include_router(secrets.router, dependencies=[Depends(require_actor)])
     app.include_router(applications.jobs_router, dependencies=[Depends(require_actor)])
     app.include_router(applications.router, dependencies=[Depends(require_actor)])
     for router in (people.router, user_sessions.router, bundles.router, audit.router):
         app.include_router(router, dependencies=[Depends(require_actor)])
     app.include_router(applications.reports_router)
+    app.include_router(metrics.router)  # its own token: api.metrics
     app.add_middleware(
         BodyLimitMiddleware, limits=BodyLimits.of(services.settings), tokens=services.identity
     )
+    app.add_middleware(RequestMetricsMiddleware, metrics=app.state.metrics.requests)  # outermost
     return app

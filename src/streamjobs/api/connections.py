@@ -8,24 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi import APIRouter, Query, Request
 
-from streamjobs.api.auth import require_actor, services_of
-from streamjobs.api.bodies import read_document
-from streamjobs.api.conventions import (
-    etag,
-    expected_version,
-    location,
-    manifest_body,
-)
-from streamjobs.domain.access import Actor
+from streamjobs.api.auth import services_of
+from streamjobs.api.manifest_routes import ManifestResource, add_manifest_routes
 from streamjobs.services.connections import ConnectionQuery, connection_document
 from streamjobs.services.resources import LARGEST_INTEGER
 
 CONNECTIONS = "/api/v1/connections"
 router = APIRouter(prefix=CONNECTIONS, tags=["connections"])
-
-MANIFEST_BODY = manifest_body("Connection")
 
 
 @router.get("", summary="List connections")
@@ -52,59 +43,15 @@ def list_connections(
     }
 
 
-@router.post("", status_code=201, summary="Create a connection", openapi_extra=MANIFEST_BODY)
-def create_connection(
-    request: Request,
-    response: Response,
-    document: Any = Depends(read_document),
-    actor: Actor = Depends(require_actor),
-) -> dict[str, Any]:
-    record = services_of(request).connections.create(document, actor=actor)
-    response.headers["Location"] = location(CONNECTIONS, record.name)
-    response.headers["ETag"] = etag(record.version)
-    return connection_document(record)
-
-
-@router.get("/{name}", summary="Get a connection")
-def get_connection(name: str, request: Request, response: Response) -> dict[str, Any]:
-    record = services_of(request).connections.get(name)
-    response.headers["ETag"] = etag(record.version)
-    return connection_document(record)
-
-
-@router.put(
-    "/{name}",
-    summary="Apply a connection: create it or bring it to the manifest",
-    openapi_extra=MANIFEST_BODY,
-    responses={201: {"description": "Created"}, 200: {"description": "Configured or unchanged"}},
+add_manifest_routes(
+    router,
+    ManifestResource(
+        collection=CONNECTIONS,
+        kind="Connection",
+        noun="connection",
+        title="connection",
+        service=lambda services: services.connections,
+        document=connection_document,
+        delete_refused_when="while a job's dataset uses it",
+    ),
 )
-def apply_connection(
-    name: str,
-    request: Request,
-    response: Response,
-    document: Any = Depends(read_document),
-    actor: Actor = Depends(require_actor),
-) -> dict[str, Any]:
-    record, outcome = services_of(request).connections.apply(name, document, actor=actor)
-    if outcome == "created":
-        response.status_code = 201
-        response.headers["Location"] = location(CONNECTIONS, record.name)
-    response.headers["ETag"] = etag(record.version)
-    return {"result": str(outcome), "connection": connection_document(record)}
-
-
-@router.delete(
-    "/{name}",
-    status_code=204,
-    summary="Delete a connection (409 while a job's dataset uses it)",
-)
-def delete_connection(
-    name: str,
-    request: Request,
-    if_match: str | None = Header(None, description="Only if the connection is at this version."),
-    actor: Actor = Depends(require_actor),
-) -> Response:
-    services_of(request).connections.delete(
-        name, actor=actor, expected_version=expected_version(if_match)
-    )
-    return Response(status_code=204)

@@ -32,7 +32,7 @@ from streamjobs.domain.errors import (
 )
 
 PROBLEM_JSON = "application/problem+json"
-API_PREFIXES = ("/api/", "/healthz")
+API_PREFIXES = ("/api/", "/healthz", "/metrics")
 
 PageRenderer = Callable[[Request, int, str, str, list[FieldError] | None], Response]
 """Renders an error on a web page (the web UI installs one); API routes always get problems."""

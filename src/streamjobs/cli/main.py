@@ -14,6 +14,7 @@ from streamjobs.cli import (
     access_commands,
     app_commands,
     bundle_commands,
+    destination_commands,
     people_commands,
     secret_commands,
     server_commands,
@@ -90,6 +91,7 @@ app_commands.register(app, get_app, describe_app, _client)
 secret_commands.register(create_app, get_app, delete_app, _client)
 people_commands.register(app, create_app, get_app, delete_app, _client)
 bundle_commands.register(app, create_app, get_app, describe_app, delete_app, _client)
+destination_commands.register(app, create_app, get_app, describe_app, delete_app, _client)
 access_commands.register(app, get_app, _client)
 session_commands.register(app, _client)
 wait_commands.register(app, _client)
@@ -133,15 +135,20 @@ def validate(filename: FilenameOption) -> None:
 
 @app.command()
 def apply(ctx: typer.Context, filename: FilenameOption) -> None:
-    """Create or update the jobs and connections in the manifests (FILE, DIR or - for stdin).
+    """Create or update the jobs, connections and notification destinations in the manifests
+    (FILE, DIR or - for stdin).
 
-    Connections are applied first, so the jobs that use them find them.
+    Connections and destinations are applied first, so the jobs that use them find them.
     """
     with reported_failures():
         documents = read_manifests(filename)
     checked = _checked(documents)
     with _client(ctx) as client:
-        appliers = {Kind.CONNECTION: client.apply_connection, Kind.STREAMING_JOB: client.apply_job}
+        appliers = {
+            Kind.CONNECTION: client.apply_connection,
+            Kind.NOTIFICATION_DESTINATION: client.apply_destination,
+            Kind.STREAMING_JOB: client.apply_job,
+        }
         for manifest in in_apply_order(checked, lambda manifest: manifest.kind):
             with reported_failures(manifest.item.source):
                 result, _ = appliers[manifest.kind](manifest.item.document)

@@ -23,6 +23,7 @@ from streamjobs.settings import Settings
 if TYPE_CHECKING:
     from streamjobs.services.connections import ConnectionService
     from streamjobs.services.container import Services
+    from streamjobs.services.destinations import DestinationService
     from streamjobs.services.jobs import JobService
 
 admin_app = typer.Typer(help="Prepare the server's store (runs on the server's machine).")
@@ -83,8 +84,9 @@ def _load(services: Services, paths: list[Path]) -> None:
         (kind_of(item.document, source=item.source), item)
         for item in read_manifests([str(path) for path in paths])
     ]
-    creators: dict[Kind, JobService | ConnectionService] = {
+    creators: dict[Kind, JobService | ConnectionService | DestinationService] = {
         Kind.CONNECTION: services.connections,
+        Kind.NOTIFICATION_DESTINATION: services.destinations,
         Kind.STREAMING_JOB: services.jobs,
     }
     for kind, item in in_apply_order(manifests, lambda manifest: manifest[0]):

@@ -12,6 +12,7 @@ from streamjobs.client.transport import ApiTransport, if_match, item_path
 
 JOBS = "/api/v1/jobs"
 CONNECTIONS = "/api/v1/connections"
+DESTINATIONS = "/api/v1/notification-destinations"
 APPLICATIONS = "/api/v1/applications"
 BUNDLES = "/api/v1/bundles"
 NODE_TYPES = "/api/v1/node-types"
@@ -20,6 +21,9 @@ GROUPS = "/api/v1/groups"
 PERMISSIONS = "/api/v1/permissions"
 AUDIT = "/api/v1/audit"
 ABORTING_TIMEOUT = 300.0
+DESTINATION_TEST_TIMEOUT = 120.0
+"""Seconds a destination's "send test" may take: each of its network steps has the server's
+send timeout."""
 """Seconds a Delete that aborts the job's application may take: the server answers once the
 application has ended (or once its own, shorter, wait is over)."""
 
@@ -70,6 +74,37 @@ class StreamjobsClient(ApiTransport):
 
     def delete_connection(self, name: str) -> None:
         self._request("DELETE", item_path(CONNECTIONS, name))
+
+    def create_destination(self, manifest: dict[str, Any]) -> dict[str, Any]:
+        """Create a notification destination; the destination as stored."""
+        return self._json("POST", DESTINATIONS, json=manifest)
+
+    def apply_destination(self, manifest: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+        """Create or update the notification destination the manifest names:
+        (created|configured|unchanged, destination)."""
+        return self._apply(DESTINATIONS, manifest, "destination")
+
+    def list_destinations(self, **filters: str | None) -> dict[str, Any]:
+        """Every notification destination (``type``, ``bundle`` filter): ``{"items": [...]}``."""
+        return self._list(DESTINATIONS, dict(filters))
+
+    def get_destination(self, name: str) -> dict[str, Any]:
+        return self._json("GET", item_path(DESTINATIONS, name))
+
+    def delete_destination(self, name: str) -> None:
+        self._request("DELETE", item_path(DESTINATIONS, name))
+
+    def test_destination(self, name: str) -> dict[str, Any]:
+        """Send a test notification now: ``{"result": "delivered", "delivery": {...}}``; a
+        failure is a ``ClientError`` (409) with the reason."""
+        return self._json(
+            "POST", item_path(DESTINATIONS, name) + "/test", timeout=DESTINATION_TEST_TIMEOUT
+        )
+
+    def destination_deliveries(self, name: str, limit: int = 20) -> dict[str, Any]:
+        """The destination's newest deliveries, newest first: ``{"items": [...]}``."""
+        path = item_path(DESTINATIONS, name) + "/deliveries"
+        return self._json("GET", path, params={"limit": limit})
 
     def put_secret(self, bundle: str, name: str, value: str) -> tuple[str, dict[str, Any]]:
         """Create the bundle's secret or replace its value: (created|replaced, secret without

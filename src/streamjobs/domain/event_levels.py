@@ -51,6 +51,8 @@ EVENT_LEVELS: Mapping[str, EventLevel] = MappingProxyType(
         "stopped": _I,
         "aborted": _I,
         "failed": _E,
+        "health-firing": _W,
+        "health-recovered": _I,
     }
 )
 """The level of every event kind the server records. Only a person asks for an abort (the

@@ -9,12 +9,11 @@ both; validating these models directly skips the cross-field rules.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Literal, Self
+from typing import Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
-from pydantic.alias_generators import to_camel
-from pydantic.fields import ComputedFieldInfo, FieldInfo
+from pydantic import Field, JsonValue, model_validator
 
+from streamjobs.domain.alerts import Health, Subscription
 from streamjobs.domain.formats import (
     AbsolutePath,
     ApplicationFile,
@@ -36,12 +35,11 @@ from streamjobs.domain.formats import (
     TagKey,
     TagValue,
 )
+from streamjobs.domain.manifest_model import JavaInt, JavaLong, ManifestModel
+
+__all__ = ["JavaInt", "JavaLong", "ManifestModel"]
 
 DEFAULT_EXECUTOR_NODE_TYPE = "medium"
-
-JavaInt = Annotated[int, Field(le=2**31 - 1)]
-"""A count or duration that reaches the JVM as an int; a larger one would overflow there."""
-JavaLong = Annotated[int, Field(le=2**63 - 1)]
 
 
 class ApplicationType(StrEnum):
@@ -138,27 +136,6 @@ class Guarantee(StrEnum):
     NONE = "NONE"
     AT_LEAST_ONCE = "AT_LEAST_ONCE"
     EXACTLY_ONCE = "EXACTLY_ONCE"
-
-
-def _field_title(name: str, field: FieldInfo | ComputedFieldInfo) -> str:
-    """JSON Schema titles are the manifest's keys (``sparkConf``, not ``Spark Conf``)."""
-    return field.alias or to_camel(name)
-
-
-class ManifestModel(BaseModel):
-    """Base of every manifest block: camelCase keys (snake_case accepted too), and unknown keys
-    are errors, so a misspelt key fails instead of being silently ignored."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        validate_by_alias=True,
-        validate_by_name=True,
-        serialize_by_alias=True,
-        extra="forbid",
-        allow_inf_nan=False,
-        use_attribute_docstrings=True,
-        field_title_generator=_field_title,
-    )
 
 
 class Metadata(ManifestModel):
@@ -378,6 +355,10 @@ class JobSpec(ManifestModel):
     instance: Instance = Field(default_factory=Instance)
     restart_policy: RestartPolicy = Field(default_factory=RestartPolicy)
     processing: Processing = Field(default_factory=Processing)
+    notifications: list[Subscription] = []
+    """Which events of the job's applications go to which notification destinations."""
+    health: Health = Field(default_factory=Health)
+    """Rules on a running application's figures, and what to do when one holds."""
 
     @model_validator(mode="after")
     def _fill_pipeline_guarantee(self) -> Self:

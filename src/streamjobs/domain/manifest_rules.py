@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from streamjobs.domain.alerts import alert_errors
 from streamjobs.domain.batch_rules import (
     KEY_COLUMNS_OPTION,
     batch_mode_errors,
@@ -77,6 +78,11 @@ def broken_rules(job: StreamingJob, *, checkpoint_root: str | None) -> list[Fiel
         *unsupported_field_errors(spec),
         *env_errors(configuration.env, configuration.env_secrets),
         *spark_conf_errors(configuration),
+        *alert_errors(
+            spec.notifications,
+            spec.health,
+            is_program=spec.application.type is not ApplicationType.PIPELINE,
+        ),
     ]
     if spec.pipeline is not None:
         guarantee = spec.processing.guarantee or Guarantee.AT_LEAST_ONCE

@@ -104,6 +104,10 @@ class LaunchFailed(StreamjobsError):
     title = "Launch failed"
 
 
+class InvalidLaunch(LaunchFailed):
+    """The server cannot launch this kind of job (e.g. no standalone master configured)."""
+
+
 class Launcher(Protocol):
     """Starts, watches and ends Spark drivers.
 

@@ -2,7 +2,8 @@
 
 Each move goes through the domain's state machine (so an illegal one is a 409), updates the
 application with optimistic concurrency, keeps the job's status equal to its latest
-application's state, and records an event, all in the caller's transaction.
+application's state, records an event and queues the notifications the move is an event for
+(``services.outbox``), all in the caller's transaction.
 
 A move that changes the state holds the job's row before it writes the application's (the order
 Run, Resume and Delete take them in, ``JobRepository.lock``): were it the other way round, the
@@ -22,6 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from streamjobs.domain.states import AppEvent, AppState, transition
+from streamjobs.services.outbox import enqueue_lifecycle
 from streamjobs.store import ApplicationRecord
 from streamjobs.store.db import Repositories
 
@@ -52,7 +54,14 @@ def move(
     )
     if "state" in fields:
         repos.jobs.set_status(application.job_name, str(fields["state"]))
+        enqueue_lifecycle(repos, AppState(application.state), updated, at=at)
     if note is not None:
         kind, message = note
         repos.applications.add_event(application.id, at=at, kind=kind, message=message)
     return updated
+
+
+def created(repos: Repositories, application: ApplicationRecord, *, at: datetime) -> None:
+    """What ``move`` does for a state change, for an application just stored in its first
+    state: queue the notifications of its start."""
+    enqueue_lifecycle(repos, None, application, at=at)

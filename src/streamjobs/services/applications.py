@@ -26,7 +26,7 @@ from streamjobs.domain.spec import parse_manifest, resolved_template
 from streamjobs.domain.states import LIVE_STATES, AppEvent, AppState
 from streamjobs.domain.throughput import Bucket
 from streamjobs.services.access import require_job, visible_to
-from streamjobs.services.application_state import move
+from streamjobs.services.application_state import created, move
 from streamjobs.services.resources import Page, audit, check_page, on_fresh_reads, tag_filter
 from streamjobs.services.run_checks import check_runnable, run_refusals
 from streamjobs.store import (
@@ -114,6 +114,7 @@ class ApplicationService:
                 demand=demand,
             )
             repos.jobs.set_status(job.name, str(AppState.STARTING))
+            created(repos, application, at=now)
             repos.applications.add_event(
                 application.id, at=now, kind="run-requested", message=f"run by {actor.name}"
             )

@@ -30,6 +30,7 @@ from streamjobs.services.applications import ApplicationService
 from streamjobs.services.audit_log import AuditLogService
 from streamjobs.services.bundles import BundleService, seed_default_data_roots
 from streamjobs.services.connections import ConnectionService
+from streamjobs.services.destinations import DEFAULT_TEST_TIMEOUT_SECONDS, DestinationService
 from streamjobs.services.home_permissions import secure_home, sqlite_file
 from streamjobs.services.identity import IdentityService
 from streamjobs.services.jobs import JobService
@@ -68,6 +69,8 @@ class Services:
     audit: AuditLogService
     sign_in: SignInService
     sessions: SessionService
+    destinations: DestinationService
+    """Notification destinations (Settings -> Notifications): manage, test, deliveries."""
     jars: JarResolver | None = None
     """Resolves the jars jobs need before their drivers start (None: over fake launchers)."""
 
@@ -99,6 +102,7 @@ def open_services(
     identity = IdentityService(store=store, clock=clock)
     protected_roots = server_places(settings)
     seed_default_data_roots(store, default_data_roots_of(settings), protected_roots=protected_roots)
+    secret_service = SecretService(store=store, clock=clock, box=box)
     return Services(
         clock=clock,
         store=store,
@@ -122,7 +126,7 @@ def open_services(
         ),
         reports=ReportService(store=store, clock=clock, keep_last=settings.progress_kept),
         logs=ApplicationLogs(store=store, launchers=launchers),
-        secrets=SecretService(store=store, clock=clock, box=box),
+        secrets=secret_service,
         people=PeopleService(store=store, clock=clock, identity=identity),
         bundles=BundleService(store=store, clock=clock, protected_roots=protected_roots),
         audit=AuditLogService(store=store),
@@ -132,6 +136,14 @@ def open_services(
             clock=clock,
             lifetime=timedelta(seconds=settings.session_lifetime_seconds),
             idle_timeout=timedelta(seconds=settings.session_idle_timeout_seconds),
+        ),
+        destinations=DestinationService(
+            store=store,
+            clock=clock,
+            secrets=secret_service,
+            test_timeout_seconds=min(
+                settings.delivery_send_timeout_seconds, DEFAULT_TEST_TIMEOUT_SECONDS
+            ),
         ),
         jars=jars,
     )

@@ -1,5 +1,6 @@
 """What a job's manifest refers to that only the store can check: its bundle, its node types,
-the connections of its datasets (and that their types fit the formats), the user or service
+the connections of its datasets (and that their types fit the formats), the notification
+destinations of its subscriptions, the user or service
 account it runs as, and what its bundle allows: the Spark settings of its policy and the data
 roots every path, dataset and checkpoint must lie under. ``JobService`` checks them in the
 transaction that writes the job.
@@ -23,6 +24,7 @@ from streamjobs.domain.job_locations import (
 from streamjobs.domain.spark_policy import bundle_spark_conf_errors
 from streamjobs.domain.spec import StreamingJob
 from streamjobs.services.connections import stored_connections
+from streamjobs.services.destination_references import destination_errors
 from streamjobs.store.db import Repositories
 
 
@@ -76,6 +78,7 @@ def check_references(
     if connections_used(job):
         connections = stored_connections(repos, lock_for_share=lock_connections)
         errors += dataset_errors(job, connections)
+    errors += destination_errors(job.spec.notifications, repos, lock_for_share=lock_connections)
     if not bundle_rules:
         if errors:
             raise InvalidInput(errors, source=source)

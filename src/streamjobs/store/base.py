@@ -27,6 +27,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from streamjobs.domain.errors import AlreadyExists, NotFound, StaleVersion
+from streamjobs.store.notification_tables import NotificationDestinationRow
 from streamjobs.store.tables import (
     ApplicationRow,
     Base,
@@ -101,6 +102,7 @@ class VersionedRepository(Repository):
         | type[ApplicationRow]
         | type[SecretRow]
         | type[ResourceBundleRow]
+        | type[NotificationDestinationRow]
     ]
     _kind: ClassVar[str]
     """What the rows are called in messages: "job", "connection"."""

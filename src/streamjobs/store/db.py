@@ -35,13 +35,17 @@ from sqlalchemy.engine import URL
 from sqlalchemy.orm import Session, sessionmaker
 
 from streamjobs.store.access import GrantRepository, GroupRepository
+from streamjobs.store.application_metrics import ApplicationMetricsRepository
 from streamjobs.store.applications import ApplicationRepository
 from streamjobs.store.audit import AuditRepository
 from streamjobs.store.catalog import BundleRepository, NodeTypeRepository
 from streamjobs.store.connections import ConnectionRepository
+from streamjobs.store.destinations import DestinationRepository
+from streamjobs.store.health_states import HealthStateRepository
 from streamjobs.store.identity import TokenRepository, UserRepository
 from streamjobs.store.job_claims import ClaimRepository
 from streamjobs.store.jobs import JobRepository
+from streamjobs.store.notifications import NotificationRepository
 from streamjobs.store.outages import replace_connections_after_outages, translated_outages
 from streamjobs.store.secrets import SecretRepository
 from streamjobs.store.sign_in_throttles import SignInThrottleRepository
@@ -177,6 +181,10 @@ class Repositories:
     claims: ClaimRepository
     web_sessions: WebSessionRepository
     sign_in_throttles: SignInThrottleRepository
+    application_metrics: ApplicationMetricsRepository
+    destinations: DestinationRepository
+    notifications: NotificationRepository
+    health: HealthStateRepository
 
     @classmethod
     def bound_to(cls, session: Session) -> Repositories:
@@ -196,6 +204,10 @@ class Repositories:
             claims=ClaimRepository(session),
             web_sessions=WebSessionRepository(session),
             sign_in_throttles=SignInThrottleRepository(session),
+            application_metrics=ApplicationMetricsRepository(session),
+            destinations=DestinationRepository(session),
+            notifications=NotificationRepository(session),
+            health=HealthStateRepository(session),
         )
 
 

@@ -14,7 +14,8 @@ starts; a server that dies at any step leaves an attempt the next tick settles (
 driver, or ends it). One application's failure (to launch, to be observed) is never the tick's:
 the others carry on in the same tick. Once an attempt's driver has exited, its private files
 (report token, secret settings) are removed; a server's first tick removes those that ended
-attempts left behind (``ended_attempts``).
+attempts left behind (``ended_attempts``). Each tick ends by judging the health rules of the
+running applications (``supervisor.health``).
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from __future__ import annotations
 import logging
 import secrets
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -33,7 +35,7 @@ from streamjobs.domain.manifest import Deployment
 from streamjobs.domain.policy import RetryCounters
 from streamjobs.domain.states import ACTIVE_STATES, AppEvent, AppState
 from streamjobs.launch.attempt_cleanup import remove_private_files
-from streamjobs.launch.base import DriverHandle, DriverState, Launcher, LaunchFailed
+from streamjobs.launch.base import DriverHandle, DriverState, InvalidLaunch, Launcher
 from streamjobs.launch.jars import JarResolver
 from streamjobs.launch.spark_ui import read_executors
 from streamjobs.services.application_state import move
@@ -51,6 +53,7 @@ from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.decisions import log_decision
 from streamjobs.supervisor.ended_attempts import remove_files_of_ended_attempts
 from streamjobs.supervisor.executors import ExecutorPolls, ExecutorReader
+from streamjobs.supervisor.health import HealthStep
 from streamjobs.supervisor.reconcile import (
     Action,
     DriverCall,
@@ -88,12 +91,17 @@ class Supervisor:
         config: SupervisorConfig,
         executor_reader: ExecutorReader = read_executors,
         jar_resolver: JarResolver | None = None,
+        health: HealthStep | None = None,
+        tick_timer: Callable[[], AbstractContextManager[object]] = nullcontext,
     ) -> None:
         """``executor_reader`` asks a driver's Spark REST API for its executors (None: no
         answer); ``jar_resolver`` resolves the jars a job needs before its driver starts
-        (None: drivers resolve their packages themselves)."""
+        (None: drivers resolve their packages themselves); ``tick_timer`` measures each tick
+        (the server's metrics)."""
+        self._tick_timer = tick_timer
         self._store = store
         self._executor_polls = ExecutorPolls(executor_reader)
+        self._health = health or HealthStep(store=store, clock=clock)
         self._launchers = launchers
         self._attempts = attempts
         self._clock = clock
@@ -119,6 +127,10 @@ class Supervisor:
 
     def run_once(self) -> list[Action]:
         """One tick over every supervised application; the actions it applied."""
+        with self._tick_timer():
+            return self._tick()
+
+    def _tick(self) -> list[Action]:
         if not self._swept:
             self._swept = True
             remove_files_of_ended_attempts(self._store, self._attempts.apps_directory)
@@ -137,6 +149,7 @@ class Supervisor:
                 log.info("supervisor: %s: %s", action.application_id, error.detail)
             except Exception:
                 log.exception("supervisor: applying %s failed", action)
+        self._health.run(supervised, self._terms_of)  # each application's own rules, never fatal
         self._next_due = next_submission_due(
             observed, actions, after=now, timing=self._config.timing
         )
@@ -390,7 +403,3 @@ class Supervisor:
         if launcher is None:
             raise InvalidLaunch(f"no launcher for deployment {deployment} is configured")
         return launcher
-
-
-class InvalidLaunch(LaunchFailed):
-    """The server cannot launch this kind of job (e.g. no standalone master configured)."""

@@ -11,6 +11,9 @@ Per state:
   it is RUNNING; a driver that exits first failed to start (or finished, with exit code 0).
 - RUNNING: a driver that exited is judged by the restart policy (``domain.policy``); one that
   stopped sending heartbeats for ``heartbeat_timeout`` is killed, and judged when it is gone.
+  A RESTART request (a health rule's ``restart`` action) aborts the driver (SIGKILL after
+  ``abort_grace``) and, once it is gone, starts the next attempt at once from the checkpoint,
+  counted as a restart whatever the restart policy says.
 - PENDING_RERUN: the next attempt starts when its time has come. A pipeline restarted after an
   attempt that ran is submitted up to ``restart_lead`` earlier, and its runner holds the queries
   until the time has come: the driver's JVM and Spark session start during the retry interval
@@ -37,6 +40,8 @@ class Request(StrEnum):
 
     ABORT = "abort"
     STOP = "stop"
+    RESTART = "restart"
+    """Not a person's: a health rule's restart action, on a RUNNING application."""
 
 
 class DriverCall(StrEnum):
@@ -166,7 +171,9 @@ def _starting(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
 
 
 def _running(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
-    if not app.attempt_live:
+    if app.requested is Request.RESTART:
+        yield _restarting(app, now, timing)
+    elif not app.attempt_live:
         outcome = Outcome.SUCCEEDED if app.exit_code == 0 else Outcome.FAILED
         healthy = (now - app.running_since).total_seconds() if app.running_since else 0.0
         yield _judged(app, outcome, now, timing, healthy_seconds=healthy)
@@ -181,6 +188,34 @@ def _running(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
                 "killing the driver",
             ),
         )
+
+
+def _restarting(app: Observed, now: datetime, timing: Timing) -> Action:
+    """Carry out a RESTART request: end the driver, then schedule the next attempt for now."""
+    if app.attempt_live:
+        waited = (now - app.requested_at).total_seconds() if app.requested_at else 0.0
+        call = DriverCall.ABORT if waited < timing.abort_grace else DriverCall.KILL
+        return Action(app.id, app.version, driver=call)
+    return Action(
+        app.id,
+        app.version,
+        AppEvent.RERUN_SCHEDULED,
+        {
+            "exit_code": app.exit_code,
+            "running_since": None,
+            "next_attempt_at": now,
+            "requested": None,
+            "requested_at": None,
+            "requested_by": None,
+        },
+        note=(
+            "restarting",
+            f"attempt {app.attempt} ended for a restart a health rule asked for; "
+            "the next attempt starts now from the checkpoint",
+        ),
+        attempt_outcome="restarted",
+        wake_at=now,
+    )
 
 
 def _terminating(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:

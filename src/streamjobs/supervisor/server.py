@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
+
 from streamjobs.launch.spark_ui import read_executors
 from streamjobs.services.container import Services
 from streamjobs.supervisor.attempts import AttemptFactory
@@ -11,11 +14,14 @@ from streamjobs.supervisor.reconcile import Timing
 
 
 def supervisor_for(
-    services: Services, *, executor_reader: ExecutorReader = read_executors
+    services: Services,
+    *,
+    executor_reader: ExecutorReader = read_executors,
+    tick_timer: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> Supervisor:
     """The supervisor over ``services``, timed by their settings; ``executor_reader`` asks a
     driver's Spark REST API for its executors (tests over fake drivers give one that never
-    answers)."""
+    answers); ``tick_timer`` measures each tick."""
     settings = services.settings
     return Supervisor(
         store=services.store,
@@ -39,4 +45,5 @@ def supervisor_for(
         ),
         executor_reader=executor_reader,
         jar_resolver=services.jars,
+        tick_timer=tick_timer,
     )

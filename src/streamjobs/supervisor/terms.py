@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from streamjobs.domain.alerts import Health, HealthRule
 from streamjobs.domain.manifest import ApplicationType, Deployment, Processing, RestartPolicy
 
 
@@ -27,6 +28,8 @@ class ApplicationTerms:
     """Executors asked for (standard deployments); Spark's REST API tells only those running."""
     reports: bool
     """The driver is a pipeline's runner, which reports to the server."""
+    health_rules: tuple[HealthRule, ...] = ()
+    """The job's health rules (``spec.health.rules``), judged while the application runs."""
 
     @classmethod
     def of(cls, spec: Mapping[str, Any], version: int) -> ApplicationTerms:
@@ -43,4 +46,5 @@ class ApplicationTerms:
             deployment=deployment,
             executors=int(instance.get("executors") or 0) if standard else 0,
             reports=(body.get("application") or {}).get("type") == ApplicationType.PIPELINE,
+            health_rules=tuple(Health.model_validate(body.get("health") or {}).rules),
         )

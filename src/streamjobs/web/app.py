@@ -20,6 +20,7 @@ from streamjobs.web.routes import (
     job_form,
     jobs,
     node_types,
+    notifications,
     people,
     pipeline_check,
     secrets,
@@ -51,6 +52,7 @@ def install_web(app: FastAPI) -> None:
         user_sessions,
         bundles,
         node_types,
+        notifications,
         audit,
     ):
         app.include_router(

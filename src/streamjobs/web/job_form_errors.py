@@ -11,6 +11,7 @@ from typing import Any
 
 from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.services.container import Services
+from streamjobs.web.health_rule_rows import RULES_CONTROL, RULES_PATH, rule_error_control
 from streamjobs.web.job_form_controls import ROW_GROUPS, Row, RowGroup
 from streamjobs.web.job_forms import ControlError, JobForm
 from streamjobs.web.yaml_text import FieldLines, PathPart, path_parts, position_line
@@ -86,6 +87,11 @@ def place_error(
         lines = pipeline_lines or FieldLines.of(form.pipeline)
         line = lines.line_of(parts[2:])
         return ControlError("pipeline", error.message, path=error.path, line=line)
+    if tuple(parts[: len(RULES_PATH)]) == RULES_PATH:
+        control = rule_error_control(parts[len(RULES_PATH) :], form.health_rules)
+        return ControlError(control, error.message, path=error.path)
+    if tuple(parts) == RULES_PATH[:2]:
+        return ControlError(RULES_CONTROL, error.message, path=error.path)
     for group in ROW_GROUPS:
         if tuple(parts[: len(group.path)]) == group.path:
             control = _row_control(group, form.rows_of(group), parts[len(group.path) :], error)

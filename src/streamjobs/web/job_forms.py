@@ -27,6 +27,7 @@ from streamjobs.domain.spec import (
     Guarantee,
     RestartPolicyType,
 )
+from streamjobs.web.health_rule_rows import RuleRow, rules_from_fields, rules_from_spec, rules_value
 from streamjobs.web.job_form_controls import DEFAULT_PIPELINE, ROW_GROUPS, Row, RowGroup
 from streamjobs.web.yaml_text import dump_yaml, read_mapping, without_empty
 
@@ -72,12 +73,13 @@ class JobForm:
     resource_version: str = ""
     duplicate_of: str = ""
     rows: Mapping[str, tuple[Row, ...]] = field(default_factory=dict)
+    health_rules: tuple[RuleRow, ...] = ()
 
     def rows_of(self, group: RowGroup) -> tuple[Row, ...]:
         return self.rows.get(group.control, ())
 
 
-SCALAR_CONTROLS = tuple(f.name for f in fields(JobForm) if f.name != "rows")
+SCALAR_CONTROLS = tuple(f.name for f in fields(JobForm) if f.name not in ("rows", "health_rules"))
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def form_from_fields(submitted: Mapping[str, Sequence[str]]) -> JobForm:
         else:
             typed = [Row(value=v) for v in submitted.get(group.control, [])]
         rows[group.control] = tuple(r for r in typed if r.key.strip() or r.value.strip())
-    return JobForm(**scalars, rows=rows)
+    return JobForm(**scalars, rows=rows, health_rules=rules_from_fields(submitted))
 
 
 def form_from_manifest(document: Mapping[str, Any]) -> JobForm:
@@ -162,6 +164,7 @@ def form_from_manifest(document: Mapping[str, Any]) -> JobForm:
         guarantee=text(_section(spec, "processing"), "guarantee", defaults.guarantee),
         resource_version=text(metadata, "resourceVersion"),
         rows=rows,
+        health_rules=rules_from_spec(spec),
     )
 
 
@@ -212,6 +215,7 @@ def manifest_from_form(form: JobForm, base: Mapping[str, Any] | None = None) -> 
     _fill_restart_policy(_block(spec, "restartPolicy"), form)
     guarantee = form.guarantee.strip() if app_type == ApplicationType.PIPELINE else ""
     _put(_block(spec, "processing"), "guarantee", guarantee or None)
+    _fill_health(spec, form)
     return FormManifest(manifest=manifest, problems=tuple(problems))
 
 
@@ -239,6 +243,15 @@ def _fill_instance(instance: dict[str, Any], form: JobForm) -> None:
         for key in ("executor", "executors", "dynamic"):
             instance.pop(key, None)
     instance.pop("volume", None)
+
+
+def _fill_health(spec: dict[str, Any], form: JobForm) -> None:
+    """The rules of the form's rows; none: no ``health`` block (its other fields, if a later
+    version has some, are kept)."""
+    health = _block(spec, "health")
+    _put(health, "rules", rules_value(form.health_rules) or None)
+    if not health:
+        spec.pop("health")
 
 
 def _fill_restart_policy(policy: dict[str, Any], form: JobForm) -> None:

@@ -84,6 +84,7 @@ def settings_links(principal: Principal | None) -> list[tuple[str, str, str]]:
         links.append(("users", "/settings/users", "Users & groups"))
     links.append(("bundles", "/settings/bundles", "Bundles"))
     links.append(("node-types", "/settings/node-types", "Node types"))
+    links.append(("notifications", "/settings/notifications", "Notifications"))
     if principal.is_admin:
         links.append(("audit", "/settings/audit", "Audit"))
     return links

@@ -5,41 +5,36 @@ The YAML goes to the connection service exactly as ``/api/v1/connections`` gives
 and the permissions (reading for every signed-in person, changes for those who manage bundles)
 are the API's; an error is shown at the line of the field it names, as on a job's YAML page.
 A deletion the service refuses (jobs still use the connection) comes back as the page's alert.
+That YAML and delete flow is ``web/manifest_pages.py``'s, shared with the Notifications pages.
 """
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
-from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, Form, Query, Request
-from fastapi.responses import RedirectResponse, Response
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import Response
 
-from streamjobs.domain.access import (
-    DOMAIN_PERMISSION_LABELS,
-    Actor,
-    DomainPermission,
-    has_domain_permission,
-    require_domain_permission,
-)
+from streamjobs.domain.access import Actor
 from streamjobs.domain.connections import ConnectionType
-from streamjobs.domain.errors import AlreadyExists, Conflict, FieldError, InvalidInput
-from streamjobs.domain.versions import resource_version
 from streamjobs.services.connection_users import ConnectionUsers, connection_users
 from streamjobs.services.connections import ConnectionQuery
 from streamjobs.store.connections import ConnectionRecord
-from streamjobs.web.job_form_errors import FormErrors, yaml_errors
-from streamjobs.web.job_forms import ControlError
+from streamjobs.web.manifest_pages import (
+    ManifestPages,
+    add_yaml_routes,
+    jobs_in_words,
+    manage_refusal,
+)
 from streamjobs.web.pages import page_actor, render, services_of
 from streamjobs.web.settings_forms import notice_of
-from streamjobs.web.yaml_text import dump_yaml, read_mapping_text, without_empty
+from streamjobs.web.yaml_text import dump_yaml, without_empty
 
 router = APIRouter()
 
 CONNECTIONS_PAGE = "/connections"
+PAGES = ManifestPages(CONNECTIONS_PAGE, "connection_yaml.html", nav="connections")
 PAGE_SIZE = 50
 OUTCOMES = {
     "created": "Connection “{name}” created.",
@@ -68,9 +63,6 @@ spec:
   options: {}                     # given to every reader and writer of the connection
   secretOptions: {}               # option -> name of a secret of the job's bundle
 """
-SaveManifest = Callable[[dict[str, Any]], tuple[ConnectionRecord, str]]
-"""The service's create or apply, answering the record and the outcome's word."""
-STALE_ADVICE = "Nothing was saved; what you typed is still below."
 
 
 @dataclass(frozen=True)
@@ -105,13 +97,13 @@ class ConnectionRow:
         if not self.users.count:
             return None
         return (
-            f"Used by {_jobs_in_words(self.users)}; point them at another connection or delete "
+            f"Used by {jobs_in_words(self.users)}; point them at another connection or delete "
             "them first"
         )
 
 
 def connection_path(name: str) -> str:
-    return f"{CONNECTIONS_PAGE}/{quote(name, safe='')}"
+    return PAGES.path(name)
 
 
 @router.get(CONNECTIONS_PAGE)
@@ -146,25 +138,16 @@ def connections_page(
     )
 
 
-@router.get(CONNECTIONS_PAGE + "/new")
-def new_connection_page(request: Request, actor: Actor = Depends(page_actor)) -> Response:
-    require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
-    return _yaml_page(request, None, NEW_CONNECTION)
-
-
-@router.post(CONNECTIONS_PAGE + "/new")
-def create_connection(
-    request: Request,
-    manifest: Annotated[str, Form()] = "",
-    actor: Actor = Depends(page_actor),
-) -> Response:
-    connections = services_of(request).connections
-    return _save_yaml(
-        request,
-        None,
-        manifest,
-        save=lambda document: (connections.create(document, actor=actor), "created"),
-    )
+add_yaml_routes(
+    router,
+    PAGES,
+    noun="connection",
+    service=lambda services: services.connections,
+    new_manifest=NEW_CONNECTION,
+    refused_page=lambda request, name, actor, reason: _detail_page(
+        request, name, actor, error=reason, status_code=409
+    ),
+)
 
 
 @router.get(CONNECTIONS_PAGE + "/{name}")
@@ -175,55 +158,6 @@ def connection_page(
     actor: Actor = Depends(page_actor),
 ) -> Response:
     return _detail_page(request, name, actor, notice=notice_of(OUTCOMES, done, name))
-
-
-@router.get(CONNECTIONS_PAGE + "/{name}/yaml")
-def connection_yaml_page(
-    request: Request, name: str, actor: Actor = Depends(page_actor)
-) -> Response:
-    require_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES)
-    record = services_of(request).connections.get(name)
-    return _yaml_page(request, name, dump_yaml(without_empty(_versioned(record))))
-
-
-@router.post(CONNECTIONS_PAGE + "/{name}/yaml")
-def apply_connection_yaml(
-    request: Request,
-    name: str,
-    manifest: Annotated[str, Form()] = "",
-    actor: Actor = Depends(page_actor),
-) -> Response:
-    connections = services_of(request).connections
-
-    def save(document: dict[str, Any]) -> tuple[ConnectionRecord, str]:
-        record, outcome = connections.apply(name, document, actor=actor)
-        return record, "unchanged" if str(outcome) == "unchanged" else "saved"
-
-    return _save_yaml(request, name, manifest, save=save)
-
-
-@router.post(CONNECTIONS_PAGE + "/{name}/delete")
-def delete_connection(
-    request: Request,
-    name: str,
-    version: Annotated[str, Form()] = "",
-    actor: Actor = Depends(page_actor),
-) -> Response:
-    expected = resource_version(version, path="version") if version.strip() else None
-    try:
-        services_of(request).connections.delete(name, actor=actor, expected_version=expected)
-    except Conflict as refusal:
-        return _detail_page(request, name, actor, error=refusal.detail, status_code=409)
-    return RedirectResponse(
-        f"{CONNECTIONS_PAGE}?done=deleted&name={quote(name, safe='')}", status_code=303
-    )
-
-
-def manage_refusal(actor: Actor) -> str | None:
-    """Why ``actor`` may not create, change or delete connections; None if they may."""
-    if has_domain_permission(actor.principal, DomainPermission.MANAGE_BUNDLES):
-        return None
-    return f"Needs the “{DOMAIN_PERMISSION_LABELS[DomainPermission.MANAGE_BUNDLES]}” permission"
 
 
 def _detail_page(
@@ -249,72 +183,3 @@ def _detail_page(
         notice=notice,
         error=error,
     )
-
-
-def _save_yaml(
-    request: Request,
-    name: str | None,
-    text: str,
-    *,
-    save: SaveManifest,
-) -> Response:
-    """Give the YAML to ``save`` (the service's create or apply); the page again with every
-    error at its line when it is refused, the connection's page when it is saved."""
-    read = read_mapping_text(text, what="the manifest")
-    if read.mapping is None:
-        errors = FormErrors(
-            tuple(ControlError("manifest", p.message, line=p.line) for p in read.problems)
-        )
-        return _yaml_page(request, name, text, errors=errors, status_code=422)
-    try:
-        record, outcome = save(read.mapping)
-    except InvalidInput as invalid:
-        errors = yaml_errors(read.lines, invalid.errors)
-        return _yaml_page(request, name, text, errors=errors, status_code=422)
-    except AlreadyExists as exists:
-        errors = yaml_errors(read.lines, [FieldError("metadata.name", exists.detail)])
-        return _yaml_page(request, name, text, errors=errors, status_code=409)
-    except Conflict as conflict:
-        notice = f"{conflict.detail}. {STALE_ADVICE}"
-        return _yaml_page(request, name, text, notice=notice, status_code=409)
-    target = f"{connection_path(record.name)}?done={outcome}"
-    return RedirectResponse(target, status_code=303)
-
-
-def _yaml_page(
-    request: Request,
-    name: str | None,
-    text: str,
-    *,
-    errors: FormErrors | None = None,
-    notice: str | None = None,
-    status_code: int = 200,
-) -> Response:
-    action = f"{CONNECTIONS_PAGE}/new" if name is None else f"{connection_path(name)}/yaml"
-    return render(
-        request,
-        "connection_yaml.html",
-        status_code=status_code,
-        nav="connections",
-        name=name,
-        action=action,
-        cancel=CONNECTIONS_PAGE if name is None else connection_path(name),
-        text=text,
-        errors=errors or FormErrors(),
-        notice=notice,
-    )
-
-
-def _versioned(record: ConnectionRecord) -> dict[str, Any]:
-    """The manifest with its resourceVersion, so an edit of it conflicts with another."""
-    manifest = copy.deepcopy(record.manifest)
-    manifest["metadata"]["resourceVersion"] = str(record.version)
-    return manifest
-
-
-def _jobs_in_words(users: ConnectionUsers) -> str:
-    """``3 jobs: 'a', 'b', 1 you cannot see``."""
-    named = [repr(job) for job in users.visible]
-    if users.hidden:
-        named.append(f"{users.hidden} you cannot see")
-    return f"{users.count} job{'' if users.count == 1 else 's'}: {', '.join(named)}"

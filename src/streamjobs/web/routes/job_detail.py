@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -21,9 +21,18 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from streamjobs.domain.access import Actor
-from streamjobs.domain.errors import Conflict, StreamjobsError
+from streamjobs.domain.errors import Conflict, InvalidInput, StreamjobsError
 from streamjobs.services.checkpoint_state import kept_checkpoint_notice
 from streamjobs.services.jobs import job_document
+from streamjobs.services.rule_states import rule_states
+from streamjobs.web.job_notifications import (
+    NotificationsTab,
+    placed_errors,
+    rule_standings,
+    subscriptions_from_fields,
+    subscriptions_of,
+    with_subscriptions,
+)
 from streamjobs.web.job_refusals import job_refusals
 from streamjobs.web.job_spec_view import spec_details
 from streamjobs.web.job_view import (
@@ -37,7 +46,7 @@ from streamjobs.web.pages import page_actor, render, services_of
 
 router = APIRouter()
 
-TABS = ("applications", "details")
+TABS = ("applications", "details", "notifications")
 REFRESH_SECONDS = 5
 """How often the page asks for its applications again while one of them is active."""
 
@@ -213,6 +222,70 @@ def abort_application(
     return RedirectResponse(local_path(next, job_path(job_name)), status_code=303)
 
 
+@router.post("/jobs/{name}/notifications")
+async def save_notifications(
+    request: Request, name: str, actor: Actor = Depends(page_actor)
+) -> Response:
+    """Replace the job's subscriptions with the tab's rows: a new version of the job, through
+    the job service as the form saves it; refused, the tab again with what was typed and each
+    error at its field."""
+    submitted = await request.form()
+    fields = {key: [v for v in submitted.getlist(key) if isinstance(v, str)] for key in submitted}
+    return await run_in_threadpool(_save_notifications, request, name, actor, fields)
+
+
+def _save_notifications(
+    request: Request, name: str, actor: Actor, fields: dict[str, list[str]]
+) -> Response:
+    jobs = services_of(request).jobs
+    record = jobs.get(name, actor=actor)
+    rows = subscriptions_from_fields(fields)
+    version = (fields.get("resource_version") or [""])[0]
+    try:
+        jobs.apply(name, with_subscriptions(record.manifest, rows, version), actor=actor)
+    except InvalidInput as invalid:
+        errors, summary = placed_errors(invalid.errors, rows)
+        typed = NotificationsTab(
+            rows=rows, destinations=(), rules=(), errors=errors, summary=summary, version=version
+        )
+        return _detail_page(request, name, actor, tab="notifications", typed=typed, status_code=422)
+    except Conflict as conflict:
+        notice = f"{conflict.detail}. Nothing was saved; what you chose is still below."
+        typed = NotificationsTab(rows=rows, destinations=(), rules=(), notice=notice)
+        return _detail_page(request, name, actor, tab="notifications", typed=typed, status_code=409)
+    return RedirectResponse(f"{job_path(name)}?tab=notifications", status_code=303)
+
+
+def _notifications_tab(
+    request: Request,
+    record_manifest: dict[str, Any],
+    version: int,
+    live_application_id: str | None,
+    typed: NotificationsTab | None,
+) -> NotificationsTab:
+    """The tab as stored, or (``typed``) as the person left it when a save was refused."""
+    services = services_of(request)
+    states = rule_states(services.store, live_application_id) if live_application_id else None
+    rules = rule_standings(record_manifest, states)
+    destinations = tuple(services.destinations.names())
+    stored = subscriptions_of(record_manifest)
+    if typed is None:
+        return NotificationsTab(
+            rows=stored,
+            destinations=destinations,
+            rules=rules,
+            stored=stored,
+            version=str(version),
+        )
+    return replace(
+        typed,
+        destinations=destinations,
+        rules=rules,
+        stored=stored,
+        version=typed.version or str(version),
+    )
+
+
 def _detail_page(
     request: Request,
     name: str,
@@ -221,6 +294,7 @@ def _detail_page(
     filters: ApplicationFilters | None = None,
     tab: str = "applications",
     error: str | None = None,
+    typed: NotificationsTab | None = None,
     status_code: int = 200,
 ) -> Response:
     services = services_of(request)
@@ -249,6 +323,13 @@ def _detail_page(
         options=filter_options(applications.newest, filters),
         states=state_choices(),
         details=details,
+        notifications=_notifications_tab(
+            request,
+            record.manifest,
+            record.version,
+            applications.live.application.id if applications.live.application else None,
+            typed,
+        ),
         operations=_api_operations(services.settings.resolved_public_url, name),
         refresh_seconds=REFRESH_SECONDS,
     )

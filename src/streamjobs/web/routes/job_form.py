@@ -30,6 +30,12 @@ from streamjobs.services.catalog import CatalogChoices, catalog_choices
 from streamjobs.services.container import Services
 from streamjobs.services.jobs import job_document
 from streamjobs.store.jobs import JobRecord
+from streamjobs.web.health_rule_rows import (
+    ACTION_CHOICES,
+    COMPARISON_CHOICES,
+    METRIC_CHOICES,
+    RuleRow,
+)
 from streamjobs.web.job_form_controls import (
     APPLICATION_TYPES,
     CONFIGURATION_GROUPS,
@@ -300,6 +306,10 @@ def _form_page(
         dependency_groups=DEPENDENCY_GROUPS,
         tag_key_syntax=_syntax(TagKey),
         tag_value_syntax=_syntax(TagValue),
+        health_metrics=METRIC_CHOICES,
+        health_comparisons=COMPARISON_CHOICES,
+        health_actions=ACTION_CHOICES,
+        health_default=RuleRow(),
     )
 
 
