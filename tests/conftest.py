@@ -43,6 +43,7 @@ MARKERS = {
     "spark": "runs real Spark (local[2]) in the shared test session; slower",
     "kafka": "needs a real Kafka broker (kafka_broker fixture: java + mvn)",
     "postgres": "needs a real PostgreSQL server (started by the postgres_server fixture)",
+    "snapshots": "snapshots, starts from a snapshot, upgrades and the look inside a job's state",
     "browser": "drives Debian's Chromium (/usr/bin/chromium) with Playwright against a real server",
 }
 

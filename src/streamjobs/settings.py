@@ -33,6 +33,11 @@ class Settings(BaseSettings):
         description="Root under which checkpoint locations are derived for jobs that declare none; "
         "default file://<home>/checkpoints.",
     )
+    snapshot_root: Path | None = Field(
+        default=None,
+        description="Where the server keeps jobs' snapshots (copies of their checkpoints); no "
+        "job can reach it. Default <home>/snapshots.",
+    )
     default_data_roots: list[str] = Field(
         default_factory=lambda: ["file:///tmp/streamjobs"],
         description="The data roots (a JSON list of absolute paths or URIs) the `default` bundle "
@@ -311,6 +316,12 @@ class Settings(BaseSettings):
     @property
     def resolved_checkpoint_root(self) -> str:
         return self.checkpoint_root or (self.resolved_home / "checkpoints").as_uri()
+
+    @property
+    def resolved_snapshot_root(self) -> Path:
+        if self.snapshot_root is not None:
+            return self.snapshot_root.expanduser().resolve()
+        return self.resolved_home / "snapshots"
 
     @property
     def resolved_public_url(self) -> str:

@@ -22,6 +22,8 @@ from streamjobs.domain.access import (
     Subject,
 )
 from streamjobs.domain.destinations import destination_manifest
+from streamjobs.domain.snapshots import SnapshotKind, SnapshotStatus
+from streamjobs.domain.upgrades import UpgradeMode, UpgradeStatus
 from streamjobs.services.container import Services
 from streamjobs.services.identity import token_digest
 from tests.factories import console_manifest
@@ -101,6 +103,46 @@ class Fresh:
                 application.id, number=1, submitted_at=services.clock.now(), directory=str(attempt)
             )
         return application.id
+
+    @cached_property
+    def snapshot(self) -> str:
+        """A snapshot of ``job``: a failed one, a row without a copy."""
+        name = f"snap-{self._n}"
+        with self._services.store.transaction() as repos:
+            repos.snapshots.add(
+                job_name=self.job,
+                name=name,
+                kind=SnapshotKind.MANUAL,
+                status=SnapshotStatus.FAILED,
+                requested_at=self._services.clock.now(),
+                error="test",
+            )
+        return name
+
+    @cached_property
+    def upgrade(self) -> str:
+        """An upgrade of ``job``'s application that failed (so none is in progress)."""
+        services = self._services
+        with services.store.transaction() as repos:
+            upgrade = repos.upgrades.add(
+                job_name=self.job,
+                mode=UpgradeMode.LAST_STATE,
+                from_application_id=self.application,
+                from_job_version=1,
+                to_job_version=1,
+                from_spec={},
+                to_spec={},
+                snapshot_name=None,
+                requested_by="admin",
+                requested_at=services.clock.now(),
+            )
+            repos.upgrades.move(
+                upgrade.id,
+                expected=UpgradeStatus.STOPPING,
+                status=UpgradeStatus.FAILED,
+                reason="test",
+            )
+        return upgrade.id
 
     @cached_property
     def destination(self) -> str:

@@ -168,7 +168,8 @@ def test_template_fills_defaults_and_shows_secrets_by_name(
     template = api.get(f"/api/v1/jobs/{job_name}/template").json()
     spec = template["spec"]
     assert spec["restartPolicy"]["onFailureRetryInterval"] == 5
-    assert spec["processing"]["snapshotIntervalMillis"] == 10000
+    assert spec["processing"]["snapshotIntervalMillis"] is None
+    assert spec["processing"]["snapshotsToKeep"] == 3
     assert spec["configuration"]["envSecrets"] == {"API_KEY": "payments-api-key"}
     checkpoint = spec["pipeline"]["streaming"]["checkpointLocation"]
     assert checkpoint.startswith("file:///checkpoints/")

@@ -168,6 +168,42 @@ MATRIX: dict[str, tuple[Request, dict[str, int | str]]] = {
         lambda f: ("POST", f"/api/v1/jobs/{f.job}/resume", None),
         JOB_RUN,
     ),
+    "GET /api/v1/applications/{application_id}/state": (
+        lambda f: ("GET", f"/api/v1/applications/{f.application}/state", None),
+        JOB_VIEW,
+    ),
+    "POST /api/v1/jobs/{name}/suspend": (
+        lambda f: ("POST", f"/api/v1/jobs/{f.job}/suspend", None),
+        JOB_RUN,
+    ),
+    "GET /api/v1/jobs/{name}/snapshots": (
+        lambda f: ("GET", f"/api/v1/jobs/{f.job}/snapshots", None),
+        JOB_VIEW,
+    ),
+    "POST /api/v1/jobs/{name}/snapshots": (
+        lambda f: ("POST", f"/api/v1/jobs/{f.job}/snapshots", {}),
+        JOB_RUN,
+    ),
+    "GET /api/v1/jobs/{name}/snapshots/{snapshot}": (
+        lambda f: ("GET", f"/api/v1/jobs/{f.job}/snapshots/{f.snapshot}", None),
+        JOB_VIEW,
+    ),
+    "DELETE /api/v1/jobs/{name}/snapshots/{snapshot}": (
+        lambda f: ("DELETE", f"/api/v1/jobs/{f.job}/snapshots/{f.snapshot}", None),
+        JOB_UPDATE,
+    ),
+    "POST /api/v1/jobs/{name}/upgrade": (
+        lambda f: ("POST", f"/api/v1/jobs/{f.job}/upgrade?dryRun=true", None),
+        JOB_RUN,
+    ),
+    "GET /api/v1/jobs/{name}/upgrades": (
+        lambda f: ("GET", f"/api/v1/jobs/{f.job}/upgrades", None),
+        JOB_VIEW,
+    ),
+    "GET /api/v1/jobs/{name}/upgrades/{upgrade_id}": (
+        lambda f: ("GET", f"/api/v1/jobs/{f.job}/upgrades/{f.upgrade}", None),
+        JOB_VIEW,
+    ),
     "GET /api/v1/jobs/{name}/applications": (
         lambda f: ("GET", f"/api/v1/jobs/{f.job}/applications", None),
         JOB_VIEW,

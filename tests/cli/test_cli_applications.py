@@ -61,7 +61,8 @@ def test_run_list_describe_events_logs_stop(cli: CliRunner, stage: Stage) -> Non
     stage.tick()
     stage.tick()
     events = run(cli, "events", application_id)
-    assert events.output.splitlines()[-1].split()[1] == "stopped"
+    kinds = [line.split()[1] for line in events.output.splitlines()[1:] if line.split()]
+    assert "stopped" in kinds  # then the stop's snapshot, which this fake driver never stages
 
     followed = run(cli, "logs", application_id, "-f")
     assert followed.exit_code == 0  # ends by itself: the application is terminal

@@ -92,7 +92,10 @@ def test_a_single_node_pipeline_runs_the_runner_on_local_cores() -> None:
         *("--manifest", f"{ATTEMPT_DIR}/job.yaml"),
         *("--application-id", "app-0001"),
         *("--stop-file", f"{ATTEMPT_DIR}/stop"),
+        *("--snapshot-request-file", f"{ATTEMPT_DIR}/snapshot-request"),
+        *("--snapshot-directory", f"{ATTEMPT_DIR}/snapshots"),
     ]
+    assert conf["spark.scheduler.mode"] == "FAIR"
 
 
 def test_a_pipeline_that_reports_reads_its_token_from_a_file_and_its_connections() -> None:

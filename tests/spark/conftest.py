@@ -13,7 +13,11 @@ import yaml
 from pyspark.sql import SparkSession
 
 from streamjobs.domain.connectors import CONNECTOR_PACKAGES, packages_for, spark_conf_for
-from streamjobs.domain.spark_conf import DELTA_SNAPSHOT_PARTITIONS, local_maven_jars
+from streamjobs.domain.spark_conf import (
+    DELTA_SNAPSHOT_PARTITIONS,
+    SCHEDULER_MODE_SETTING,
+    local_maven_jars,
+)
 from streamjobs.runner.main import RunRequest, run
 from streamjobs.runner.pipeline import PipelineRun
 from streamjobs.runner.session import MAVEN_REPOSITORY
@@ -32,7 +36,11 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         .config(DELTA_SNAPSHOT_PARTITIONS, "2")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.default.parallelism", "2")
-        .config("spark.ui.enabled", "false")
+        .config("spark.ui.enabled", "true")  # its REST API shows each stage's scheduler pool
+        .config("spark.ui.port", "0")  # any free port: other sessions may run beside
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config(SCHEDULER_MODE_SETTING, "FAIR")  # as pipelines' drivers run (a static setting)
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.driver.memory", "1g")

@@ -15,10 +15,9 @@ from streamjobs.supervisor.reconcile import (
     Observed,
     Request,
     Timing,
-    next_submission_due,
-    submission_due,
     tick,
 )
+from streamjobs.supervisor.submission_times import next_submission_due, submission_due
 
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 TIMING = Timing(heartbeat_timeout=60, stop_timeout=30, abort_grace=10)

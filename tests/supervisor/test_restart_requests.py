@@ -7,7 +7,8 @@ from typing import Any
 
 from streamjobs.domain.policy import RetryCounters
 from streamjobs.domain.states import AppEvent, AppState
-from streamjobs.supervisor.reconcile import DriverCall, Observed, Request, submission_due, tick
+from streamjobs.supervisor.reconcile import DriverCall, Observed, Request, tick
+from streamjobs.supervisor.submission_times import submission_due
 from tests.supervisor.test_reconcile import NOW, TIMING, app, one, seconds_ago
 
 

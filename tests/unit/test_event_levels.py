@@ -13,6 +13,22 @@ EMITTED_KINDS = {
     "resumed",
     "stop-requested",
     "abort-requested",
+    "suspend-requested",
+    # services/snapshot_starts.py: a Run from a snapshot, a start on a fresh checkpoint
+    "started-from-snapshot",
+    "started-fresh",
+    # services/upgrades.py, upgrade_progress.py, upgrade_rollbacks.py: an upgrade's steps
+    "upgrade-requested",
+    "upgrade-started",
+    "upgraded",
+    "upgrade-watching",
+    "upgrade-succeeded",
+    "upgrade-rolling-back",
+    "rolled-back",
+    "upgrade-failed",
+    # services/snapshot_collection.py: a snapshot collected or refused
+    "snapshot-taken",
+    "snapshot-failed",
     # supervisor/submissions.py: jar resolutions, adopted drivers, failed submissions
     "jars-resolving",
     "jars-resolved",

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from streamjobs.domain.errors import FieldError
+from streamjobs.domain.manifest import StateStore
 from streamjobs.domain.spec import (
     Deployment,
     Guarantee,
@@ -233,17 +234,23 @@ class TestProcessing:
     def test_defaults(self) -> None:
         processing = parse(PIPELINE).spec.processing
         assert processing.guarantee is Guarantee.AT_LEAST_ONCE
-        assert processing.snapshot_interval_millis == 10000
+        assert processing.snapshot_interval_millis is None
+        assert processing.snapshots_to_keep == 3
         assert processing.suspend_on_failure is False
         assert processing.initial_snapshot_name is None
+        assert processing.state_store is StateStore.HDFS
 
     @pytest.mark.parametrize(
         ("key", "value", "message_part"),
         [
             ("guarantee", "ALWAYS", "must be 'NONE', 'AT_LEAST_ONCE' or 'EXACTLY_ONCE'"),
-            ("snapshotIntervalMillis", 0, "must be greater than 0"),
+            ("snapshotIntervalMillis", 0, "must be greater than or equal to 5000"),
+            ("snapshotIntervalMillis", 4999, "must be greater than or equal to 5000"),
+            ("snapshotsToKeep", 0, "must be greater than or equal to 1"),
             ("suspendOnFailure", "later", "must be a valid boolean"),
-            ("initialSnapshotName", "", "is not a valid name"),
+            ("initialSnapshotName", "", "is not a valid snapshot name"),
+            ("initialSnapshotName", "-first", "is not a valid snapshot name"),
+            ("stateStore", "memory", "must be 'hdfs' or 'rocksdb'"),
         ],
     )
     def test_rules(self, key: str, value: Any, message_part: str) -> None:

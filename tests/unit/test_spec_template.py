@@ -101,12 +101,15 @@ class TestResolvedTemplate:
                 },
                 "processing": {
                     "guarantee": "AT_LEAST_ONCE",
-                    "snapshotIntervalMillis": 10000,
+                    "snapshotIntervalMillis": None,
+                    "snapshotsToKeep": 3,
                     "suspendOnFailure": False,
                     "initialSnapshotName": None,
+                    "stateStore": "hdfs",
                 },
                 "notifications": [],
                 "health": {"rules": []},
+                "upgrade": {"rollbackWithinSeconds": 300},
             },
         }
 

@@ -31,18 +31,22 @@ EXPECTED = {
     (S.STARTING, E.SUSPENDED): S.SUSPENDED,
     (S.STARTING, E.ABORT_REQUESTED): S.TERMINATING,
     (S.STARTING, E.STOP_REQUESTED): S.TERMINATING,
+    (S.STARTING, E.SUSPEND_REQUESTED): S.TERMINATING,
     (S.RUNNING, E.FINISHED): S.COMPLETED,
     (S.RUNNING, E.RERUN_SCHEDULED): S.PENDING_RERUN,
     (S.RUNNING, E.FAILED): S.FAILED,
     (S.RUNNING, E.SUSPENDED): S.SUSPENDED,
     (S.RUNNING, E.ABORT_REQUESTED): S.TERMINATING,
     (S.RUNNING, E.STOP_REQUESTED): S.TERMINATING,
+    (S.RUNNING, E.SUSPEND_REQUESTED): S.TERMINATING,
     (S.PENDING_RERUN, E.RERUN_STARTED): S.STARTING,
     (S.PENDING_RERUN, E.ABORT_REQUESTED): S.ABORTED,
     (S.PENDING_RERUN, E.STOP_REQUESTED): S.STOPPED,
+    (S.PENDING_RERUN, E.SUSPEND_REQUESTED): S.SUSPENDED,
     (S.TERMINATING, E.ABORTED): S.ABORTED,
     (S.TERMINATING, E.STOPPED): S.STOPPED,
     (S.TERMINATING, E.FAILED): S.FAILED,
+    (S.TERMINATING, E.SUSPENDED): S.SUSPENDED,
     (S.SUSPENDED, E.RESUMED): S.STARTING,
     (S.SUSPENDED, E.ABORT_REQUESTED): S.ABORTED,
     (S.SUSPENDED, E.STOP_REQUESTED): S.STOPPED,
@@ -91,6 +95,24 @@ def test_every_non_terminal_state_can_be_aborted_and_stopped() -> None:
     for state in LIVE_STATES - {S.TERMINATING}:
         assert allows(state, E.ABORT_REQUESTED)
         assert allows(state, E.STOP_REQUESTED)
+
+
+@pytest.mark.snapshots
+class TestSuspendByAPerson:
+    def test_a_starting_or_running_application_stops_first(self) -> None:
+        for state in (S.STARTING, S.RUNNING):
+            assert transition(state, E.SUSPEND_REQUESTED) is S.TERMINATING
+        assert transition(S.TERMINATING, E.SUSPENDED) is S.SUSPENDED
+
+    def test_one_waiting_for_a_restart_suspends_at_once(self) -> None:
+        assert transition(S.PENDING_RERUN, E.SUSPEND_REQUESTED) is S.SUSPENDED
+
+    @pytest.mark.parametrize("state", [S.SUSPENDED, S.TERMINATING, *sorted(TERMINAL_STATES)])
+    def test_others_cannot_be_suspended_and_the_refusal_says_which_can(
+        self, state: AppState
+    ) -> None:
+        with pytest.raises(IllegalTransition, match="only a starting, running or pending"):
+            transition(state, E.SUSPEND_REQUESTED, application="orders-3")
 
 
 class TestLabel:

@@ -70,11 +70,15 @@ def test_the_page_has_its_tabs_header_actions_and_api_operations(browser: Browse
         f"curl {auth} '{job_url}'",
         f"curl -X POST {auth} '{job_url}/run'",
         f"curl -X POST {auth} '{job_url}/stop'",
+        f"curl -X POST {auth} '{job_url}/suspend'",
         f"curl -X POST {auth} '{job_url}/resume'",
+        f"curl -X POST {auth} '{job_url}/snapshots'",
+        f"curl -X POST {auth} '{job_url}/upgrade?mode=last-state&dryRun=true'",
+        f"curl -X POST {auth} '{job_url}/upgrade?mode=last-state'",
         f"curl {auth} '{job_url}/applications'",
         f"curl -X DELETE {auth} '{job_url}'",
     ]
-    assert len(document.all('button[data-copy^="api-command-"]')) == 6
+    assert len(document.all('button[data-copy^="api-command-"]')) == 10
 
 
 def test_the_details_tab_shows_compute_and_metadata(browser: Browser) -> None:

@@ -19,6 +19,9 @@ from streamjobs.api import (
     metrics,
     people,
     secrets,
+    snapshots,
+    state,
+    upgrades,
     user_sessions,
 )
 from streamjobs.api.auth import require_actor
@@ -106,6 +109,9 @@ def create_api(*, services: Services, server_metrics: ServerMetrics | None = Non
     app.include_router(secrets.router, dependencies=[Depends(require_actor)])
     app.include_router(applications.jobs_router, dependencies=[Depends(require_actor)])
     app.include_router(applications.router, dependencies=[Depends(require_actor)])
+    app.include_router(snapshots.router, dependencies=[Depends(require_actor)])
+    app.include_router(state.router, dependencies=[Depends(require_actor)])
+    app.include_router(upgrades.router, dependencies=[Depends(require_actor)])
     for router in (people.router, user_sessions.router, bundles.router, audit.router):
         app.include_router(router, dependencies=[Depends(require_actor)])
     app.include_router(applications.reports_router)

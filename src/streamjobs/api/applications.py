@@ -1,5 +1,6 @@
-"""Applications over HTTP: Run, Stop, Resume and Abort, and an application's attempts, figures,
-events, progress reports, logs and template; plus the route drivers report to."""
+"""Applications over HTTP: Run (from the checkpoint as it is, or from a snapshot), Stop,
+Suspend, Resume and Abort, and an application's attempts, figures, events, progress reports, logs
+and template; plus the route drivers report to."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import FileResponse
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from streamjobs.api.auth import require_actor, services_of
 from streamjobs.api.bodies import read_document
 from streamjobs.api.conventions import JSON_DOCUMENT, json_response
 from streamjobs.domain.access import Actor
 from streamjobs.domain.errors import FieldError, InvalidInput, Unauthenticated
+from streamjobs.domain.formats import SnapshotName
 from streamjobs.http.documents import application_document, details_document, event_document
 from streamjobs.services.applications import ApplicationQuery
 from streamjobs.services.resources import LARGEST_INTEGER
@@ -23,11 +27,42 @@ router = APIRouter(prefix=APPLICATIONS, tags=["applications"])
 reports_router = APIRouter(prefix=APPLICATIONS, tags=["drivers"])
 
 
-@jobs_router.post("/{name}/run", status_code=201, summary="Run a job: start a new application")
+class RunOptions(BaseModel):
+    """The optional body of a Run: where the new application starts from."""
+
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+    from_snapshot: SnapshotName | None = Field(
+        None,
+        description="Start from a copy of this snapshot of the job (a pipeline) instead of the "
+        "checkpoint as it is; the checkpoint it replaces is kept as a snapshot of kind replaced.",
+    )
+    allow_replay: bool = Field(
+        False,
+        description="Start from the snapshot even when an output has gone on past its position "
+        "(without it that is refused, 409, naming each such output).",
+    )
+
+
+@jobs_router.post(
+    "/{name}/run",
+    status_code=201,
+    summary="Run a job: start a new application",
+    description="Without a body, the application starts from the job's checkpoint as it is. "
+    "`fromSnapshot` names a snapshot to start from (404 when the job has none of that name, "
+    "409 when it is not READY or, unless `allowReplay`, older than an output's position).",
+)
 def run_job(
-    name: str, request: Request, response: Response, actor: Actor = Depends(require_actor)
+    name: str,
+    request: Request,
+    response: Response,
+    options: RunOptions | None = None,
+    actor: Actor = Depends(require_actor),
 ) -> dict[str, Any]:
-    application = services_of(request).applications.run(name, actor=actor)
+    options = options or RunOptions()
+    application = services_of(request).applications.run(
+        name, actor=actor, from_snapshot=options.from_snapshot, allow_replay=options.allow_replay
+    )
     response.headers["Location"] = f"{APPLICATIONS}/{application.id}"
     return application_document(application)
 
@@ -39,6 +74,20 @@ def run_job(
 )
 def stop_job(name: str, request: Request, actor: Actor = Depends(require_actor)) -> dict[str, Any]:
     return application_document(services_of(request).applications.stop(name, actor=actor))
+
+
+@jobs_router.post(
+    "/{name}/suspend",
+    status_code=202,
+    summary="Suspend the job's live application until Resume",
+    description="A graceful stop after the micro-batch in flight; a pipeline takes an aligned "
+    "snapshot (kind suspend) on the way. The application stays SUSPENDED, not counted against "
+    "the bundle's quotas, until Resume starts it again with the job as edited since.",
+)
+def suspend_job(
+    name: str, request: Request, actor: Actor = Depends(require_actor)
+) -> dict[str, Any]:
+    return application_document(services_of(request).applications.suspend(name, actor=actor))
 
 
 @jobs_router.post(

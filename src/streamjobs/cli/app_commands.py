@@ -1,5 +1,5 @@
-"""The commands about applications (runs of jobs): ``run``, ``stop``, ``resume``, ``abort``,
-``get apps``, ``describe app``, ``logs`` and ``events``."""
+"""The commands about applications (runs of jobs): ``run``, ``stop``, ``suspend``, ``resume``,
+``abort``, ``get apps``, ``describe app``, ``logs`` and ``events``."""
 
 from __future__ import annotations
 
@@ -37,20 +37,49 @@ def register(
                 "-q", "--quiet", help="Print only the application's id: app=$(streamjobs run -q J)"
             ),
         ] = False,
+        from_snapshot: Annotated[
+            str | None,
+            typer.Option(
+                "--from-snapshot",
+                help="Start from a copy of this snapshot of the job instead of its checkpoint "
+                "as it is (the checkpoint it replaces is kept as a snapshot).",
+            ),
+        ] = None,
+        allow_replay: Annotated[
+            bool,
+            typer.Option(
+                "--allow-replay",
+                help="With --from-snapshot: start even when an output has gone on past the "
+                "snapshot's position (the batches since are run again).",
+            ),
+        ] = False,
     ) -> None:
         """Run a job: start a new application of it."""
         with client_for(ctx) as client, reported_failures():
-            application = client.run_job(name)
+            application = client.run_job(
+                name, from_snapshot=from_snapshot, allow_replay=allow_replay
+            )
         if quiet:
             typer.echo(application["id"])
         else:
-            console().print(f"application/{application['id']} ({application['name']}) started")
+            origin = f" from snapshot {from_snapshot}" if from_snapshot else ""
+            console().print(
+                f"application/{application['id']} ({application['name']}) started{origin}"
+            )
 
     @app.command("stop")
     def stop(ctx: typer.Context, name: str) -> None:
         """Stop a job's live application after its micro-batch in flight."""
         with client_for(ctx) as client, reported_failures():
             application = client.stop_job(name)
+        console().print(f"application/{application['id']} {application['state'].lower()}")
+
+    @app.command("suspend")
+    def suspend(ctx: typer.Context, name: str) -> None:
+        """Suspend a job's live application: stop it gracefully with an aligned snapshot and
+        keep it Suspended (not counted against quotas) until ``resume``."""
+        with client_for(ctx) as client, reported_failures():
+            application = client.suspend_job(name)
         console().print(f"application/{application['id']} {application['state'].lower()}")
 
     @app.command("resume")

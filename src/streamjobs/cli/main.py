@@ -19,6 +19,8 @@ from streamjobs.cli import (
     secret_commands,
     server_commands,
     session_commands,
+    snapshot_commands,
+    upgrade_commands,
     wait_commands,
 )
 from streamjobs.cli.config import Login, resolve_login, save_login
@@ -95,6 +97,8 @@ destination_commands.register(app, create_app, get_app, describe_app, delete_app
 access_commands.register(app, get_app, _client)
 session_commands.register(app, _client)
 wait_commands.register(app, _client)
+snapshot_commands.register(app, get_app, describe_app, delete_app, _client)
+upgrade_commands.register(app, get_app, describe_app, _client)
 
 
 @dataclass(frozen=True)

@@ -180,6 +180,7 @@ def describe_job(job: dict[str, Any]) -> str:
         f"Run as:         {spec.get('runAs') or metadata['createdBy']}",
         f"Status:         {label(job['status']['phase'])}",
         *_latest_application_lines(job["status"].get("application")),
+        *_changed_lines(job),
         f"Version:        {metadata['resourceVersion']}",
         f"Created:        {when(metadata['creationTimestamp'])} by {metadata['createdBy']}",
         f"Updated:        {when(metadata['updateTimestamp'])} by {metadata['updatedBy']}",
@@ -205,6 +206,20 @@ def _latest_application_lines(application: dict[str, Any] | None) -> list[str]:
         f"started {when(application['startedAt'])} by {application['startedBy']}",
         f"Rows/s:         {rate(figures.get('inputRowsPerSecond'))} in, "
         f"{rate(figures.get('processedRowsPerSecond'))} processed",
+    ]
+
+
+def _changed_lines(job: dict[str, Any]) -> list[str]:
+    """Whether the job was configured since its live application started, and what moves it."""
+    status = job["status"]
+    if not status.get("changedSinceRunning"):
+        return []
+    application = status.get("application") or {}
+    name = job["metadata"]["name"]
+    return [
+        f"Changed:        since running: {application.get('name')} runs version "
+        f"{application.get('jobVersion')}; 'streamjobs upgrade {name}' moves it to version "
+        f"{job['metadata']['resourceVersion']}"
     ]
 
 

@@ -26,6 +26,9 @@ DESTINATION_TEST_TIMEOUT = 120.0
 send timeout."""
 """Seconds a Delete that aborts the job's application may take: the server answers once the
 application has ended (or once its own, shorter, wait is over)."""
+UPGRADE_CHECK_TIMEOUT = 420.0
+"""Seconds an upgrade (or its dry run) may take to answer: its compatibility check replays the
+checkpoint's last batch in a short Spark job first."""
 
 
 class StreamjobsClient(ApiTransport):
@@ -119,14 +122,60 @@ class StreamjobsClient(ApiTransport):
     def delete_secret(self, bundle: str, name: str) -> None:
         self._request("DELETE", _secret_path(bundle, name))
 
-    def run_job(self, name: str) -> dict[str, Any]:
-        return self._json("POST", item_path(JOBS, name) + "/run")
+    def run_job(
+        self, name: str, *, from_snapshot: str | None = None, allow_replay: bool = False
+    ) -> dict[str, Any]:
+        """Start a new application; with ``from_snapshot``, from a copy of that snapshot of the
+        job (``allow_replay``: even when an output has gone on past its position)."""
+        path = item_path(JOBS, name) + "/run"
+        if from_snapshot is None and not allow_replay:
+            return self._json("POST", path)
+        body = {"fromSnapshot": from_snapshot, "allowReplay": allow_replay}
+        return self._json("POST", path, json=body)
 
     def stop_job(self, name: str) -> dict[str, Any]:
         return self._json("POST", item_path(JOBS, name) + "/stop")
 
+    def suspend_job(self, name: str) -> dict[str, Any]:
+        """Stop the live application gracefully with an aligned snapshot; it stays SUSPENDED."""
+        return self._json("POST", item_path(JOBS, name) + "/suspend")
+
     def resume_job(self, name: str) -> dict[str, Any]:
         return self._json("POST", item_path(JOBS, name) + "/resume")
+
+    def list_snapshots(self, job: str) -> dict[str, Any]:
+        """The job's snapshots, newest first: ``{"items": [...]}``."""
+        return self._json("GET", _snapshots_path(job))
+
+    def get_snapshot(self, job: str, name: str) -> dict[str, Any]:
+        return self._json("GET", item_path(_snapshots_path(job), name))
+
+    def take_snapshot(self, job: str, name: str | None = None) -> dict[str, Any]:
+        """Ask for a snapshot of the running pipeline now: the snapshot, TAKING (poll
+        ``get_snapshot`` until it is READY or FAILED)."""
+        body = {"name": name} if name is not None else {}
+        return self._json("POST", _snapshots_path(job), json=body)
+
+    def delete_snapshot(self, job: str, name: str) -> None:
+        self._request("DELETE", item_path(_snapshots_path(job), name))
+
+    def upgrade_job(
+        self, name: str, *, mode: str | None = None, dry_run: bool = False
+    ) -> dict[str, Any]:
+        """Upgrade the running application to the job's current spec: the upgrade, STOPPING
+        (poll ``get_upgrade`` until it has ended); with ``dry_run``, only the check's report.
+        The check runs a short Spark job first, hence the long timeout."""
+        params = {"dryRun": "true"} if dry_run else {}
+        body = {"mode": mode} if mode is not None else {}
+        path = item_path(JOBS, name) + "/upgrade"
+        return self._json("POST", path, params=params, json=body, timeout=UPGRADE_CHECK_TIMEOUT)
+
+    def list_upgrades(self, job: str) -> dict[str, Any]:
+        """The job's upgrades, newest first: ``{"items": [...]}``."""
+        return self._json("GET", item_path(JOBS, job) + "/upgrades")
+
+    def get_upgrade(self, job: str, upgrade_id: str) -> dict[str, Any]:
+        return self._json("GET", item_path(item_path(JOBS, job) + "/upgrades", upgrade_id))
 
     def list_applications(
         self, job: str | None = None, **filters: str | int | None
@@ -307,6 +356,10 @@ class StreamjobsClient(ApiTransport):
 
     def manifest_schema(self) -> dict[str, Any]:
         return self._json("GET", "/api/v1/schema/streamingjob.json")
+
+
+def _snapshots_path(job: str) -> str:
+    return item_path(JOBS, job) + "/snapshots"
 
 
 def _secret_path(bundle: str, name: str) -> str:

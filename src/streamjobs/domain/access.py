@@ -63,6 +63,11 @@ class JobAction(StrEnum):
     STOP = "stop"
     ABORT = "abort"
     RESUME = "resume"
+    SUSPEND = "suspend"
+    SNAPSHOT = "snapshot"
+    """Take a snapshot of a running application's checkpoint."""
+    UPGRADE = "upgrade"
+    """Move the running application to the job's current spec."""
     CONFIGURE = "configure"
     DELETE = "delete"
 
@@ -73,6 +78,9 @@ NEEDS: dict[JobAction, Permission] = {
     JobAction.STOP: Permission.RUN,
     JobAction.ABORT: Permission.RUN,
     JobAction.RESUME: Permission.RUN,
+    JobAction.SUSPEND: Permission.RUN,
+    JobAction.SNAPSHOT: Permission.RUN,
+    JobAction.UPGRADE: Permission.RUN,
     JobAction.CONFIGURE: Permission.UPDATE,
     JobAction.DELETE: Permission.DELETE,
 }

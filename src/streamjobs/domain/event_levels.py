@@ -33,6 +33,7 @@ EVENT_LEVELS: Mapping[str, EventLevel] = MappingProxyType(
         "run-requested": _I,
         "stop-requested": _I,
         "abort-requested": _I,
+        "suspend-requested": _I,
         "resumed": _I,
         "jars-resolving": _I,
         "jars-resolved": _I,
@@ -53,6 +54,18 @@ EVENT_LEVELS: Mapping[str, EventLevel] = MappingProxyType(
         "failed": _E,
         "health-firing": _W,
         "health-recovered": _I,
+        "snapshot-taken": _I,
+        "snapshot-failed": _W,
+        "started-from-snapshot": _I,
+        "started-fresh": _I,
+        "upgrade-requested": _I,
+        "upgrade-started": _I,
+        "upgraded": _I,
+        "upgrade-watching": _I,
+        "upgrade-succeeded": _I,
+        "upgrade-rolling-back": _W,
+        "rolled-back": _W,
+        "upgrade-failed": _E,
     }
 )
 """The level of every event kind the server records. Only a person asks for an abort (the

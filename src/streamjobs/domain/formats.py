@@ -106,6 +106,14 @@ ReferenceName = Annotated[
         "1-255 characters with no whitespace at either end",
     ),
 ]
+SnapshotName = Annotated[
+    str,
+    Syntax(
+        "snapshot name",
+        r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$",
+        "1-128 letters, digits, '-', '_' or '.', starting with a letter or digit",
+    ),
+]
 Location = Annotated[
     str,
     Syntax("location", r"^\S(.*\S)?$", "a URI or a path with no whitespace at either end"),

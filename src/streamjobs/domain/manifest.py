@@ -28,6 +28,7 @@ from streamjobs.domain.formats import (
     MavenCoordinate,
     ReferenceName,
     ScalarString,
+    SnapshotName,
     SparkConfKey,
     SparkInterval,
     SparkSchemaDdl,
@@ -128,6 +129,13 @@ class Backoff(StrEnum):
 
     FIXED = "fixed"
     EXPONENTIAL = "exponential"
+
+
+class StateStore(StrEnum):
+    """The state store provider of a pipeline's stateful operators."""
+
+    HDFS = "hdfs"
+    ROCKSDB = "rocksdb"
 
 
 class Guarantee(StrEnum):
@@ -335,9 +343,27 @@ class Processing(ManifestModel):
 
     guarantee: Guarantee | None = None
     """Pipelines only; AT_LEAST_ONCE when omitted."""
-    snapshot_interval_millis: JavaLong = Field(default=10000, gt=0)
+    snapshot_interval_millis: JavaLong | None = Field(default=None, ge=5000)
+    """Take a periodic snapshot of the checkpoint this often (pipelines); none: never. At least
+    5 s: each snapshot holds the queries while the checkpoint is copied."""
+    snapshots_to_keep: JavaInt = Field(default=3, ge=1, le=1000)
+    """How many automatic snapshots (periodic, at Stop, at Suspend) are kept; the oldest go
+    first. Snapshots taken on demand are kept until deleted."""
     suspend_on_failure: bool = False
-    initial_snapshot_name: ReferenceName | None = None
+    initial_snapshot_name: SnapshotName | None = None
+    """Start from this snapshot of the job when a Run finds its checkpoint without state."""
+    state_store: StateStore = StateStore.HDFS
+    """Where stateful operators keep their state: Spark's default (hdfs, in memory with files
+    in the checkpoint) or rocksdb (RocksDB with changelog checkpointing, for large state)."""
+
+
+class UpgradePolicy(ManifestModel):
+    """How an upgrade of the running application to a new spec is watched (``streamjobs
+    upgrade``)."""
+
+    rollback_within_seconds: JavaInt = Field(default=300, ge=0)
+    """The upgraded application failing, or a health rule of it firing, this long after it
+    runs puts back the previous spec and the snapshot taken before the upgrade; 0: never."""
 
 
 class JobSpec(ManifestModel):
@@ -359,6 +385,8 @@ class JobSpec(ManifestModel):
     """Which events of the job's applications go to which notification destinations."""
     health: Health = Field(default_factory=Health)
     """Rules on a running application's figures, and what to do when one holds."""
+    upgrade: UpgradePolicy = Field(default_factory=UpgradePolicy)
+    """How an upgrade to a new spec is watched and rolled back."""
 
     @model_validator(mode="after")
     def _fill_pipeline_guarantee(self) -> Self:

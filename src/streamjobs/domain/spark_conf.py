@@ -20,7 +20,7 @@ from streamjobs.domain.connectors import (
     spark_conf_for,
 )
 from streamjobs.domain.datasets import iceberg_catalogs
-from streamjobs.domain.manifest import StreamingJob
+from streamjobs.domain.manifest import StateStore, StreamingJob
 
 REDACTION_REGEX = r"(?i)secret|password|token|access[.]?key|jaas|credential|url"
 """Option and setting names whose values Spark masks in plans, logs and its UI."""
@@ -28,6 +28,21 @@ OPTIONS_REDACTION_SETTING = "spark.sql.redaction.options.regex"
 DELTA_SNAPSHOT_PARTITIONS = "spark.databricks.delta.snapshotPartitions"
 """Delta reads its log with this many tasks (50 by default, made for clusters, slow on one
 machine); a single-node driver uses one per core unless the job sets it."""
+SCHEDULER_MODE_SETTING = "spark.scheduler.mode"
+FAIR_SCHEDULING = {SCHEDULER_MODE_SETTING: "FAIR"}
+"""A pipeline runs each output's query in a scheduler pool of its own (``runner.pools``), so one
+slow output does not hold back the others' tasks."""
+STATE_STORE_PROVIDER_SETTING = "spark.sql.streaming.stateStore.providerClass"
+ROCKSDB_STATE_STORE = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+CHANGELOG_CHECKPOINTING_SETTING = (
+    "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled"
+)
+ROCKSDB_SETTINGS = {
+    STATE_STORE_PROVIDER_SETTING: ROCKSDB_STATE_STORE,
+    CHANGELOG_CHECKPOINTING_SETTING: "true",
+}
+"""``processing.stateStore: rocksdb``: state in RocksDB off the JVM heap, each batch
+checkpointing only the changes it made (a changelog) rather than uploading the store."""
 _LOCAL_MASTER = re.compile(r"local\[(\d+)(?:,\d+)?\]|local")
 
 
@@ -60,7 +75,9 @@ def session_conf(
     maven_repository: PurePath,
     cores: int | None = None,
 ) -> dict[str, str]:
-    """Every Spark setting the job's driver needs, the job's own ``sparkConf`` last.
+    """Every Spark setting the job's driver needs, the job's own ``sparkConf`` last: a setting
+    derived from the manifest (the state store, the scheduler mode) is a default the job may
+    change there, as Spark's own defaults are.
 
     ``maven_repository`` is the local Maven repository holding the jars the resolver cannot
     fetch; ``cores`` the driver's cores when it runs alone (``local[N]``).
@@ -74,6 +91,10 @@ def session_conf(
         "spark.sql.streaming.forceDeleteTempCheckpointLocation": "true",
         **spark_conf_for(formats, job.spec.dependencies.packages),
     }
+    if job.spec.pipeline is not None:
+        conf.update(FAIR_SCHEDULING)
+    if job.spec.processing.state_store is StateStore.ROCKSDB:
+        conf.update(ROCKSDB_SETTINGS)
     if "delta" in formats and cores is not None:
         conf[DELTA_SNAPSHOT_PARTITIONS] = str(cores)
     if "iceberg" in formats:

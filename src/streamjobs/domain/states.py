@@ -11,6 +11,8 @@ Where DESIGN.md's diagram and the issue differ, the issue's words are followed:
 - SUSPENDED is neither active nor terminal: it holds the job's one live application, keeps its
   checkpoint, and leaves by RESUME (a new attempt) or by ABORT/STOP.
 - A submission failure with retries left waits in PENDING_RERUN, like a failure while running.
+- A person's Suspend (SUSPEND_REQUESTED) stops the driver gracefully with an aligned snapshot
+  (TERMINATING) and ends in SUSPENDED; one asked while a restart is pending suspends at once.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ class AppEvent(StrEnum):
     RESUMED = "RESUMED"
     ABORT_REQUESTED = "ABORT_REQUESTED"
     STOP_REQUESTED = "STOP_REQUESTED"
+    SUSPEND_REQUESTED = "SUSPEND_REQUESTED"
+    """A person asked to suspend: stop gracefully with an aligned snapshot, then wait."""
     ABORTED = "ABORTED"
     """The driver is gone after an abort (or there was none to stop)."""
     STOPPED = "STOPPED"
@@ -89,18 +93,22 @@ TRANSITIONS: Mapping[tuple[AppState, AppEvent], AppState] = MappingProxyType(
         (_S.STARTING, _E.SUSPENDED): _S.SUSPENDED,
         (_S.STARTING, _E.ABORT_REQUESTED): _S.TERMINATING,
         (_S.STARTING, _E.STOP_REQUESTED): _S.TERMINATING,
+        (_S.STARTING, _E.SUSPEND_REQUESTED): _S.TERMINATING,
         (_S.RUNNING, _E.FINISHED): _S.COMPLETED,
         (_S.RUNNING, _E.RERUN_SCHEDULED): _S.PENDING_RERUN,
         (_S.RUNNING, _E.FAILED): _S.FAILED,
         (_S.RUNNING, _E.SUSPENDED): _S.SUSPENDED,
         (_S.RUNNING, _E.ABORT_REQUESTED): _S.TERMINATING,
         (_S.RUNNING, _E.STOP_REQUESTED): _S.TERMINATING,
+        (_S.RUNNING, _E.SUSPEND_REQUESTED): _S.TERMINATING,
         (_S.PENDING_RERUN, _E.RERUN_STARTED): _S.STARTING,
         (_S.PENDING_RERUN, _E.ABORT_REQUESTED): _S.ABORTED,
         (_S.PENDING_RERUN, _E.STOP_REQUESTED): _S.STOPPED,
+        (_S.PENDING_RERUN, _E.SUSPEND_REQUESTED): _S.SUSPENDED,
         (_S.TERMINATING, _E.ABORTED): _S.ABORTED,
         (_S.TERMINATING, _E.STOPPED): _S.STOPPED,
         (_S.TERMINATING, _E.FAILED): _S.FAILED,
+        (_S.TERMINATING, _E.SUSPENDED): _S.SUSPENDED,
         (_S.SUSPENDED, _E.RESUMED): _S.STARTING,
         (_S.SUSPENDED, _E.ABORT_REQUESTED): _S.ABORTED,
         (_S.SUSPENDED, _E.STOP_REQUESTED): _S.STOPPED,
@@ -136,6 +144,8 @@ def _describe(event: AppEvent) -> str:
     requests = {
         AppEvent.ABORT_REQUESTED: "an abort (it has already ended)",
         AppEvent.STOP_REQUESTED: "a stop (it has already ended)",
+        AppEvent.SUSPEND_REQUESTED: "a suspend (only a starting, running or pending application "
+        "suspends)",
         AppEvent.RESUMED: "a resume (only a suspended application resumes)",
     }
     return requests.get(event, f"event {event}")

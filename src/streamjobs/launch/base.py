@@ -18,6 +18,7 @@ from typing import Protocol
 from streamjobs.domain.connections import Connection
 from streamjobs.domain.errors import StreamjobsError
 from streamjobs.domain.manifest import StreamingJob
+from streamjobs.domain.snapshots import SnapshotRequest
 
 
 @dataclass(frozen=True)
@@ -117,9 +118,14 @@ class Launcher(Protocol):
     - ``poll`` never blocks for long and never raises for a driver that is gone: it answers
       EXITED with the exit code when known.
     - ``stop`` asks for a graceful end (a pipeline finishes its micro-batch in flight, commits
-      and exits 0) and returns at once. ``abort`` sends SIGTERM to the driver's whole process
-      group and ``kill`` SIGKILL; the supervisor escalates from one to the other after a grace
-      period. All three are harmless on a driver that has already exited.
+      and exits 0) and returns at once; with ``snapshot``, a pipeline's runner takes that
+      snapshot before it exits (other drivers ignore it). ``abort`` sends SIGTERM to the
+      driver's whole process group and ``kill`` SIGKILL; the supervisor escalates from one to
+      the other after a grace period. All three are harmless on a driver that has already
+      exited, and asking again with the same request is harmless too.
+    - ``request_snapshot`` asks a running pipeline's runner for a snapshot now and returns at
+      once (the runner stages it in the attempt directory, ``domain.snapshots``); nothing for
+      other drivers. The runner takes each name once, so asking again is harmless.
     - ``log_files`` names each log of the driver and its executors: ``driver``,
       ``driver-stdout``, ``executor-<id>``, ``executor-<id>-stdout``; only existing files.
     - ``recover`` is asked about an attempt recorded with ``fence`` whose pid never was (the
@@ -132,7 +138,9 @@ class Launcher(Protocol):
 
     def poll(self, handle: DriverHandle) -> DriverHealth: ...
 
-    def stop(self, handle: DriverHandle) -> None: ...
+    def stop(self, handle: DriverHandle, *, snapshot: SnapshotRequest | None = None) -> None: ...
+
+    def request_snapshot(self, handle: DriverHandle, request: SnapshotRequest) -> None: ...
 
     def abort(self, handle: DriverHandle) -> None: ...
 

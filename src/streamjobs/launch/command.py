@@ -22,6 +22,7 @@ from pathlib import Path
 from streamjobs.domain.locations import LocationError
 from streamjobs.domain.locations import local_path as domain_local_path
 from streamjobs.domain.manifest import ApplicationType, Deployment, StreamingJob
+from streamjobs.domain.snapshots import SNAPSHOT_REQUEST_FILE, SNAPSHOTS_DIRECTORY
 from streamjobs.domain.spark_conf import REDACTION_REGEX, session_conf
 from streamjobs.launch.attempt_directory import (
     CONNECTIONS_FILE,
@@ -254,7 +255,8 @@ def application_arguments(attempt: AttemptSpec, *, toolchain: Toolchain) -> list
 
 
 def runner_arguments(attempt: AttemptSpec) -> list[str]:
-    """The runner's command line: where its files are, and where it reports."""
+    """The runner's command line: where its files are, where the server asks it to stop or to
+    take a snapshot, where it stages the snapshots it takes, and where it reports."""
     directory = attempt.directory
     arguments = ["--manifest", str(directory / MANIFEST_FILE)]
     if attempt.connections:
@@ -264,6 +266,10 @@ def runner_arguments(attempt: AttemptSpec) -> list[str]:
         attempt.application_id,
         "--stop-file",
         str(directory / STOP_FILE),
+        "--snapshot-request-file",
+        str(directory / SNAPSHOT_REQUEST_FILE),
+        "--snapshot-directory",
+        str(directory / SNAPSHOTS_DIRECTORY),
     ]
     if attempt.hold_until is not None:
         arguments += ["--hold-until", attempt.hold_until.isoformat()]

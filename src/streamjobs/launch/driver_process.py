@@ -25,6 +25,7 @@ import psutil
 import yaml
 
 from streamjobs.domain.manifest import ApplicationType
+from streamjobs.domain.snapshots import SNAPSHOT_REQUEST_FILE, SnapshotRequest
 from streamjobs.launch.attempt_directory import (
     EXIT_CODE_FILE,
     MANIFEST_FILE,
@@ -147,13 +148,25 @@ class SparkSubmitLauncher:
         exit_code = read_exit_code(Path(handle.directory) / EXIT_CODE_FILE)
         return DriverHealth(DriverState.EXITED, exit_code)
 
-    def stop(self, handle: DriverHandle) -> None:
-        """A pipeline's runner watches for the stop file; other programs get SIGTERM, which
-        spark-submit and the JVM take as the request to shut down."""
-        if _stops_by_file(Path(handle.directory)):
-            (Path(handle.directory) / STOP_FILE).touch()
-        else:
+    def stop(self, handle: DriverHandle, *, snapshot: SnapshotRequest | None = None) -> None:
+        """A pipeline's runner watches for the stop file (which holds the snapshot to take
+        before it exits, if any); other programs get SIGTERM, which spark-submit and the JVM
+        take as the request to shut down."""
+        directory = Path(handle.directory)
+        if not _stops_by_file(directory):
             self.abort(handle)
+        elif snapshot is None:
+            (directory / STOP_FILE).touch()
+        else:
+            _write_for_driver(directory / STOP_FILE, json.dumps(snapshot.to_wire()))
+
+    def request_snapshot(self, handle: DriverHandle, request: SnapshotRequest) -> None:
+        """Write the request where a pipeline's runner looks for it; nothing for other programs,
+        or when the attempt directory is gone."""
+        directory = Path(handle.directory)
+        if _stops_by_file(directory):
+            with contextlib.suppress(FileNotFoundError):
+                _write_for_driver(directory / SNAPSHOT_REQUEST_FILE, json.dumps(request.to_wire()))
 
     def abort(self, handle: DriverHandle) -> None:
         _signal_group(handle, signal.SIGTERM)
@@ -215,7 +228,7 @@ def _prepare_directory(attempt: AttemptSpec) -> None:
     directory.parent.parent.mkdir(parents=True, exist_ok=True)
     for private in (directory.parent, directory):
         private.mkdir(mode=0o700, exist_ok=True)
-    for stale in (EXIT_CODE_FILE, STOP_FILE, SECRET_CONF_FILE):
+    for stale in (EXIT_CODE_FILE, STOP_FILE, SNAPSHOT_REQUEST_FILE, SECRET_CONF_FILE):
         (directory / stale).unlink(missing_ok=True)
     for name, content in attempt_files(attempt).items():
         (directory / name).write_text(content, encoding="utf-8")
@@ -229,6 +242,17 @@ def _write_private(path: Path, content: str) -> None:
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as file:
         file.write(content)
+
+
+def _write_for_driver(path: Path, content: str) -> None:
+    """Write a file the driver (its own account, in its sandbox) may read, all at once: under a
+    temporary name, then renamed, so the runner never reads it half-written."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        file.write(content)
+    os.chmod(temporary, 0o644)
+    os.replace(temporary, path)
 
 
 def _start_time(pid: int) -> float:

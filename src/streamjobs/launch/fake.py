@@ -3,7 +3,8 @@
 Each submitted attempt gets a fake driver that runs until the test ends it (``exit``), or until
 ``stop``/``abort``/``kill`` reach it (exit codes 0, 143 and 137, as real drivers give). It can be
 told to refuse the next submissions (``refuse_submissions``), as a launcher does when
-spark-submit cannot start.
+spark-submit cannot start. It records the snapshots asked of each driver (at a stop and on
+demand); a test plays the runner by staging them itself.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from streamjobs.domain.snapshots import SnapshotRequest
 from streamjobs.launch.base import (
     AttemptSpec,
     DriverHandle,
@@ -34,6 +36,10 @@ class FakeDriver:
     exit_code: int | None = None
     running: bool = True
     calls: list[str] = field(default_factory=list)
+    snapshot_requests: list[SnapshotRequest] = field(default_factory=list)
+    """Every ``request_snapshot`` made of it, in order (asked again: recorded again)."""
+    stop_snapshot: SnapshotRequest | None = None
+    """The snapshot its (first) graceful stop asked for."""
 
 
 class FakeLauncher:
@@ -63,8 +69,16 @@ class FakeLauncher:
             return DriverHealth(DriverState.RUNNING)
         return DriverHealth(DriverState.EXITED, driver.exit_code)
 
-    def stop(self, handle: DriverHandle) -> None:
+    def stop(self, handle: DriverHandle, *, snapshot: SnapshotRequest | None = None) -> None:
+        driver = self._driver(handle)
+        if driver.running and "stop" not in driver.calls:
+            driver.stop_snapshot = snapshot
         self._end(handle, "stop", 0)
+
+    def request_snapshot(self, handle: DriverHandle, request: SnapshotRequest) -> None:
+        driver = self._driver(handle)
+        driver.calls.append("snapshot")
+        driver.snapshot_requests.append(request)
 
     def abort(self, handle: DriverHandle) -> None:
         self._end(handle, "abort", _SIGTERM_EXIT)

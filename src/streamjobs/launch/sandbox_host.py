@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
+from streamjobs.domain.snapshots import SNAPSHOTS_DIRECTORY
 from streamjobs.launch.accounts import (
     ACCOUNT_PREFIX,
     GROUP_PREFIX,
@@ -90,6 +91,7 @@ class BubblewrapSandbox:
             home = self._identity_home(attempt, account)
             grant = granted_paths(attempt, account, hidden=hidden)
             work = _ready_work_directory(attempt, account)
+            staging = _ready_snapshot_directory(attempt, account)
         except OSError as error:
             raise LaunchFailed(
                 f"cannot ready the sandbox of {attempt.job.name!r}: {error}"
@@ -108,6 +110,7 @@ class BubblewrapSandbox:
                 *(Bind(path) for path in grant.checkpoints),
                 Bind(str(attempt.directory), read_only=True),
                 Bind(str(work)),
+                Bind(str(staging)),
             ],
             hidden=hidden,
             working_directory=str(work),
@@ -195,6 +198,18 @@ def _ready_work_directory(attempt: AttemptSpec, account: Account | None) -> Path
     else:
         tmp.mkdir(mode=0o700, exist_ok=True)
     return work
+
+
+def _ready_snapshot_directory(attempt: AttemptSpec, account: Account | None) -> Path:
+    """Where the runner stages the snapshots it takes (``domain.snapshots``): the driver's to
+    write, and the server collects from it as from any untrusted directory."""
+    staging = attempt.directory / SNAPSHOTS_DIRECTORY
+    if staging.is_symlink():
+        staging.unlink()
+    staging.mkdir(mode=0o700, exist_ok=True)
+    if account is not None:
+        own_directory(staging, account)
+    return staging
 
 
 def _outermost(paths: list[str]) -> list[str]:

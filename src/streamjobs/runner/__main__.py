@@ -1,9 +1,10 @@
 """``python -m streamjobs.runner --manifest PATH …``: what ``spark-submit`` runs for a pipeline job.
 
 Exit codes: 0 when every query finished (Once, AvailableNow) or the run was stopped gracefully
-(SIGTERM/SIGINT or the ``--stop-file`` appearing: after the micro-batch in flight), 1 when a
-query failed, 2 when the manifest, connections or secrets are unusable — found before Spark
-starts.
+(SIGTERM/SIGINT or the ``--stop-file`` appearing: after the micro-batch in flight, then the
+snapshot the stop file asks for, if any), 1 when a query failed, 2 when the manifest,
+connections or secrets are unusable — found before Spark starts. Snapshots asked for in
+``--snapshot-request-file`` (and periodic ones) are staged in ``--snapshot-directory``.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ def parse_args(argv: Sequence[str] | None = None) -> RunRequest:
     parser.add_argument("--until-idle", action="store_true", help="stop once all are idle")
     parser.add_argument("--stop-file", help="stop gracefully once this file exists")
     parser.add_argument(
+        "--snapshot-request-file", help="take a snapshot when a request is written here"
+    )
+    parser.add_argument("--snapshot-directory", help="where snapshots are staged")
+    parser.add_argument(
         "--hold-until",
         type=_moment,
         help="start the queries no sooner than this ISO 8601 time with its UTC offset",
@@ -48,6 +53,8 @@ def parse_args(argv: Sequence[str] | None = None) -> RunRequest:
         environment=dict(os.environ),
         stop_file=args.stop_file,
         hold_until=args.hold_until,
+        snapshot_request_file=args.snapshot_request_file,
+        snapshot_directory=args.snapshot_directory,
     )
 
 

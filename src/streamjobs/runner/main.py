@@ -35,7 +35,13 @@ from streamjobs.runner.listener import ReportingListener
 from streamjobs.runner.pipeline import PipelineRun, RunOutcome
 from streamjobs.runner.reporting import HttpReporter, JsonLinesReporter, Reporter
 from streamjobs.runner.session import build_session
-from streamjobs.runner.watchers import Repeating, send_heartbeats, watch_stop_file
+from streamjobs.runner.watchers import (
+    Repeating,
+    ask_for_periodic_snapshots,
+    send_heartbeats,
+    watch_snapshot_requests,
+    watch_stop_file,
+)
 
 EXIT_INVALID = 2
 
@@ -60,6 +66,10 @@ class RunRequest:
     hold_until: datetime | None = None
     """Start the Spark session at once but the queries no sooner than this; a stop asked
     before then ends the run without starting them."""
+    snapshot_request_file: str | None = None
+    """Take a snapshot when the server writes a request here (``domain.snapshots``)."""
+    snapshot_directory: str | None = None
+    """Where snapshots are staged; without one, none are taken."""
 
 
 @dataclass(frozen=True)
@@ -143,8 +153,9 @@ def run(
         reporter=reporter,
         clock=clock,
         application_id=request.application_id,
+        snapshot_directory=Path(request.snapshot_directory) if request.snapshot_directory else None,
     )
-    probe = _backlog_probe(spark, pipeline_run, reporter, clock)
+    probe = _backlog_probe(spark, prepared, reporter, clock)
     listener = ReportingListener(
         reporter,
         clock=clock,
@@ -157,8 +168,10 @@ def run(
     try:
         if request.hold_until is not None and not pipeline_run.hold(request.hold_until):
             outcome = RunOutcome(exit_code=0, stopped=True)
+            pipeline_run.stage_remaining_snapshots(outcome)
         else:
             watchers += _heartbeats(request, reporter, clock)
+            watchers += _snapshot_watchers(request, prepared.job, pipeline_run, clock)
             _report_driver(spark, reporter, clock, request.application_id)
             pipeline_run.start()
             if on_started:
@@ -178,20 +191,52 @@ def run(
 
 
 def _backlog_probe(
-    spark: SparkSession, pipeline_run: PipelineRun, reporter: Reporter, clock: SystemClock
+    spark: SparkSession, prepared: PreparedRun, reporter: Reporter, clock: SystemClock
 ) -> BacklogProbe | None:
     """A probe of the Kafka inputs' backlog, for a pipeline that streams from Kafka."""
-    kafka_options = pipeline_run.kafka_options()
+    kafka_options = _kafka_options(prepared)
     if not kafka_options:
         return None
     broker = JvmKafkaTimestamps(spark.sparkContext._jvm)
     return BacklogProbe(broker, kafka_options, reporter=reporter, clock=clock)
 
 
+def _kafka_options(prepared: PreparedRun) -> list[dict[str, str]]:
+    """The options of the streaming query's Kafka inputs: what the backlog probe asks the
+    broker with; none for a batchMode pipeline."""
+    pipeline = prepared.job.spec.pipeline
+    if pipeline is None or pipeline.batch_mode:
+        return []
+    found = []
+    for index, item in enumerate(pipeline.inputs):
+        location = prepared.resolver.source(item, path=f"spec.pipeline.inputs[{index}]")
+        if item.is_stream and location.format == "kafka":
+            found.append(dict(location.options))
+    return found
+
+
 def _stop_file_watchers(request: RunRequest, pipeline_run: PipelineRun) -> list[Repeating]:
     if not request.stop_file:
         return []
     return [watch_stop_file(Path(request.stop_file), pipeline_run.request_stop)]
+
+
+def _snapshot_watchers(
+    request: RunRequest, job: StreamingJob, pipeline_run: PipelineRun, clock: SystemClock
+) -> list[Repeating]:
+    """The server's snapshot requests and the periodic ones; they start with the queries (none
+    without a directory to stage them in)."""
+    if not request.snapshot_directory:
+        return []
+    watchers = []
+    if request.snapshot_request_file:
+        path = Path(request.snapshot_request_file)
+        watchers.append(watch_snapshot_requests(path, pipeline_run.request_snapshot))
+    interval = job.spec.processing.snapshot_interval_millis
+    if interval is not None:
+        offer = pipeline_run.request_snapshot
+        watchers.append(ask_for_periodic_snapshots(offer, clock=clock, interval=interval / 1000))
+    return watchers
 
 
 def _heartbeats(request: RunRequest, reporter: Reporter, clock: SystemClock) -> list[Repeating]:

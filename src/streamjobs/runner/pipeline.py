@@ -5,6 +5,9 @@ checkpoint sub-directory (``<checkpoint>/<output>``) — or, in ``forEachBatchMo
 the steps on each micro-batch of the streaming input and writes every output from it, the batch
 computed once and persisted while it is written. ``wait`` watches the queries until they finish,
 fail, go idle (when asked) or are told to stop, which they do after the micro-batch in flight.
+Between two looks at the queries, the same thread takes the snapshots asked for
+(``runner.snapshots``): it holds the queries at a batch boundary, stages a copy of the
+checkpoint, and starts them again. Each output's query runs in a scheduler pool of its own.
 
 A ``batchMode`` pipeline starts no query: ``wait`` reads the inputs once, writes each output once
 by its ``saveMode`` and returns; a stop asked meanwhile ends it before the next output.
@@ -16,22 +19,31 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
+from pathlib import Path
 
-from py4j.protocol import Py4JJavaError
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.streaming import StreamingQuery
 
 from streamjobs.domain.clock import Clock
-from streamjobs.domain.datasets import DatasetResolver, SparkSink
-from streamjobs.domain.manifest import Guarantee, Input, InputFormat, Output, Pipeline, StreamingJob
+from streamjobs.domain.datasets import DatasetResolver
+from streamjobs.domain.manifest import Guarantee, Input, InputFormat, Pipeline, StreamingJob
 from streamjobs.domain.reports import BadRecordsReport, PlanReport, WrittenReport
+from streamjobs.domain.snapshots import SnapshotRequest
 from streamjobs.runner.explain import plan_text
+from streamjobs.runner.output_plan import PlannedOutput, planned_outputs
+from streamjobs.runner.pools import scheduler_pool
+from streamjobs.runner.query_control import (
+    error_text,
+    failures,
+    is_idle,
+    stop_after_current_batch,
+)
 from streamjobs.runner.reporting import Reporter
 from streamjobs.runner.session import mask_secret_options
 from streamjobs.runner.sinks import QuerySettings, start_query, write_batch, write_once
+from streamjobs.runner.snapshots import SnapshotInbox, SnapshotStager, TrackedOutput
 from streamjobs.runner.sources import InputFrames, read_input, read_raw, split_kafka_json
 from streamjobs.runner.triggers import with_trigger
 
@@ -47,16 +59,6 @@ class RunOutcome:
     stopped: bool = False
 
 
-@dataclass(frozen=True)
-class PlannedOutput:
-    """An output with where it writes and the name its query and checkpoint go by."""
-
-    key: str
-    output: Output
-    sink: SparkSink
-    manifest_path: str
-
-
 class PipelineRun:
     """Runs one pipeline job's queries on a Spark session."""
 
@@ -69,7 +71,9 @@ class PipelineRun:
         reporter: Reporter,
         clock: Clock,
         application_id: str | None = None,
+        snapshot_directory: Path | None = None,
     ) -> None:
+        """``snapshot_directory``: where snapshots are staged; None: none are taken."""
         assert job.spec.pipeline is not None
         mask_secret_options(spark)
         self._spark = spark
@@ -79,28 +83,18 @@ class PipelineRun:
         self._reporter = reporter
         self._clock = clock
         self._application_id = application_id or job.name
-        self._outputs = self._planned_outputs()
+        self._outputs = planned_outputs(self._pipeline, self._resolver)
         self._queries: list[StreamingQuery] = []
         self._triggered: set[StreamingQuery] = set()
         """The queries known to have run a trigger."""
         self._stop_requested = threading.Event()
         self._scratch: str | None = None
+        self._snapshots = SnapshotInbox()
+        self._stager = self._snapshot_stager(snapshot_directory) if snapshot_directory else None
 
     @property
     def queries(self) -> list[StreamingQuery]:
         return list(self._queries)
-
-    def kafka_options(self) -> list[dict[str, str]]:
-        """The options of the streaming query's Kafka inputs: what the backlog probe asks the
-        broker with (``runner.backlog``); none for a batchMode pipeline."""
-        if self._pipeline.batch_mode:
-            return []
-        found = []
-        for index, item in enumerate(self._pipeline.inputs):
-            location = self._resolver.source(item, path=f"spec.pipeline.inputs[{index}]")
-            if item.is_stream and location.format == "kafka":
-                found.append(dict(location.options))
-        return found
 
     def explain(self) -> str:
         """The plans of every output's query, without starting any."""
@@ -137,33 +131,54 @@ class PipelineRun:
             time.sleep(min(left, poll_seconds))
         return False
 
-    def request_stop(self) -> None:
-        """Ask the run to stop after the micro-batch in flight (safe from a signal handler)."""
+    def request_stop(self, snapshot: SnapshotRequest | None = None) -> None:
+        """Ask the run to stop after the micro-batch in flight, then take ``snapshot`` (safe
+        from a signal handler when there is none)."""
+        if snapshot is not None and self._stager is not None:
+            self._snapshots.offer_at_stop(snapshot)
         self._stop_requested.set()
+
+    def request_snapshot(self, request: SnapshotRequest) -> bool:
+        """Ask for a snapshot at the next batch boundary; False when it will not be taken (its
+        name was asked for before, or this run stages none)."""
+        return self._stager is not None and self._snapshots.offer(request)
 
     def wait(self, *, until_idle: bool = False, poll_seconds: float = 0.2) -> RunOutcome:
         """Watch the queries until they all finish, one fails, or the run is told to stop; a
         batch job is run here, to its end."""
         if self._pipeline.batch_mode:
-            return self._write_once()
-        try:
-            return self._watch(until_idle=until_idle, poll_seconds=poll_seconds)
-        finally:
-            if self._scratch is not None:
-                shutil.rmtree(self._scratch, ignore_errors=True)
+            outcome = self._write_once()
+        else:
+            try:
+                outcome = self._watch(until_idle=until_idle, poll_seconds=poll_seconds)
+            finally:
+                if self._scratch is not None:
+                    shutil.rmtree(self._scratch, ignore_errors=True)
+        self.stage_remaining_snapshots(outcome)
+        return outcome
+
+    def stage_remaining_snapshots(self, outcome: RunOutcome) -> None:
+        """Once the queries have stopped for good: take the stop's snapshot (aligned: every
+        output at the batch the run stopped after) and those asked for and not yet taken."""
+        if self._stager is not None:
+            self._stager.stage_all(self._snapshots.take_at_end(), failures=outcome.failures)
 
     def _watch(self, *, until_idle: bool, poll_seconds: float) -> RunOutcome:
         while True:
             if self._stop_requested.is_set():
                 return self._stopped()
+            if self._snapshots.waiting():
+                outcome = self._take_snapshots()
+                if outcome is not None:
+                    return outcome
             active = [query for query in self._queries if query.isActive]
-            failures = _failures(query for query in self._queries if query not in active)
-            if failures:
+            failed = failures(query for query in self._queries if query not in active)
+            if failed:
                 self._stop_after_current_batch()
-                return RunOutcome(exit_code=1, failures=failures)
+                return RunOutcome(exit_code=1, failures=failed)
             if not active:
                 return RunOutcome(exit_code=0)
-            if until_idle and all(self._is_idle(query) for query in active):
+            if until_idle and all(is_idle(query, self._triggered) for query in active):
                 return self._stopped()
             time.sleep(poll_seconds)
 
@@ -171,10 +186,34 @@ class PipelineRun:
         """Stop the queries after their micro-batches in flight; a query that failed meanwhile
         still fails the run."""
         self._stop_after_current_batch()
-        failures = _failures(self._queries)
-        if failures:
-            return RunOutcome(exit_code=1, failures=failures)
+        failed = failures(self._queries)
+        if failed:
+            return RunOutcome(exit_code=1, failures=failed)
         return RunOutcome(exit_code=0, stopped=True)
+
+    def _take_snapshots(self) -> RunOutcome | None:
+        """Hold the queries (each stops after its micro-batch in flight), stage the snapshots
+        asked for, and start the queries again; an outcome when the run ends instead."""
+        assert self._stager is not None, "requests are queued only when snapshots are staged"
+        requests = self._snapshots.take()
+        if self._stager.refusal is not None:
+            self._stager.stage_all(requests)
+            return None
+        running = any(query.isActive for query in self._queries)
+        self._stop_after_current_batch()
+        failed = failures(self._queries)
+        self._stager.stage_all(requests, failures=failed)
+        if failed:
+            return RunOutcome(exit_code=1, failures=failed)
+        if not running:  # they had all finished (Once, AvailableNow): none runs again
+            return None
+        self._queries, self._triggered = [], set()
+        try:
+            self.start()
+        except Exception as error:
+            self._stop_after_current_batch()
+            return RunOutcome(exit_code=1, failures={self._job.name: error_text(error)})
+        return None
 
     def _write_once(self) -> RunOutcome:
         """Read the inputs and write every output once; the first output that fails ends the
@@ -182,7 +221,7 @@ class PipelineRun:
         try:
             bad_records = self._define_views()
         except Exception as error:
-            return RunOutcome(exit_code=1, failures={self._job.name: _error_text(error)})
+            return RunOutcome(exit_code=1, failures={self._job.name: error_text(error)})
         for planned in self._outputs:
             if self._stop_requested.is_set():
                 return RunOutcome(exit_code=0, stopped=True)
@@ -194,34 +233,13 @@ class PipelineRun:
             try:
                 write_once(frame, planned.output, planned.sink)
             except Exception as error:
-                failure = {self._output_name(planned): _error_text(error)}
+                failure = {self._output_name(planned): error_text(error)}
                 return RunOutcome(exit_code=1, failures=failure)
             self._report(WrittenReport(output=planned.key, where=planned.sink.where))
         return RunOutcome(exit_code=0)
 
     def _output_name(self, planned: PlannedOutput) -> str:
         return f"{self._job.name}/{planned.key}"
-
-    def _is_idle(self, query: StreamingQuery) -> bool:
-        """Whether the query has run a trigger and now waits for data. Whether it has a last
-        progress is asked of the JVM directly (PySpark would rebuild it field by field over
-        Py4J), and only until it has."""
-        if query not in self._triggered:
-            if query._jsq.lastProgress() is None:
-                return False
-            self._triggered.add(query)
-        status = query.status
-        return not status["isDataAvailable"] and not status["isTriggerActive"]
-
-    def _planned_outputs(self) -> list[PlannedOutput]:
-        names = [output.name for output in self._pipeline.outputs]
-        planned = []
-        for index, output in enumerate(self._pipeline.outputs):
-            path = f"spec.pipeline.outputs[{index}]"
-            key = output.name if names.count(output.name) == 1 else f"{output.name}-{index}"
-            sink = self._resolver.sink(output, path=path)
-            planned.append(PlannedOutput(key=key, output=output, sink=sink, manifest_path=path))
-        return planned
 
     def _define_views(self) -> dict[str, DataFrame]:
         """Register every input and step as a temp view; returns the bad-record frames by output."""
@@ -249,6 +267,16 @@ class PipelineRun:
             location = self._scratch
         return location.rstrip("/") + "/" + key
 
+    def _snapshot_stager(self, directory: Path) -> SnapshotStager:
+        by_batch = self._pipeline.streaming.for_each_batch_mode
+        outputs = [
+            TrackedOutput(p.key, p.sink, writer_id=self._writer_id(p) if by_batch else None)
+            for p in self._outputs
+        ]
+        return SnapshotStager(
+            self._spark, self._job, directory=directory, outputs=outputs, clock=self._clock
+        )
+
     def _writer_id(self, planned: PlannedOutput) -> str:
         """Names an output's writer across runs and applications of the job, so a micro-batch
         replayed from the checkpoint after a restart is recognised as already written."""
@@ -269,16 +297,13 @@ class PipelineRun:
             streaming=self._pipeline.streaming,
             checkpoint=self._checkpoint(planned.key),
         )
-        query = start_query(
-            frame,
-            planned.output,
-            planned.sink,
-            settings,
-            writer_id=self._writer_id(planned),
-        )
-        self._queries.append(query)
-        if self._pipeline.show_preview_lines:
-            self._start_preview(planned.key, frame)
+        with scheduler_pool(self._spark, planned.key):
+            query = start_query(
+                frame, planned.output, planned.sink, settings, writer_id=self._writer_id(planned)
+            )
+            self._queries.append(query)
+            if self._pipeline.show_preview_lines:
+                self._start_preview(planned.key, frame)
         return query
 
     def _start_preview(self, key: str, frame: DataFrame) -> None:
@@ -305,7 +330,8 @@ class PipelineRun:
         checkpoint = self._checkpoint(FOR_EACH_BATCH_QUERY)
         if checkpoint:
             writer = writer.option("checkpointLocation", checkpoint)
-        return with_trigger(writer, self._pipeline.streaming).start()
+        with scheduler_pool(self._spark, FOR_EACH_BATCH_QUERY):
+            return with_trigger(writer, self._pipeline.streaming).start()
 
     def _write_micro_batch(self, stream: Input, batch: DataFrame, batch_id: int) -> None:
         """Run the steps on one micro-batch and write it to every output."""
@@ -356,32 +382,5 @@ class PipelineRun:
         }
         self._reporter.report({**report.to_wire(), **about})
 
-    def _stop_after_current_batch(self, timeout_seconds: float = 60.0) -> None:
-        deadline = self._clock.now() + timedelta(seconds=timeout_seconds)
-        for query in self._queries:
-            while query.isActive and query.status["isTriggerActive"]:
-                if self._clock.now() > deadline:
-                    break
-                time.sleep(0.05)
-            query.stop()
-
-
-def _failures(queries: Iterable[StreamingQuery]) -> dict[str, str]:
-    """The queries among ``queries`` that ended with an error, by name, with the error."""
-    return {
-        query.name or str(query.id): _reason(query)
-        for query in queries
-        if query.exception() is not None
-    }
-
-
-def _error_text(error: Exception) -> str:
-    """What went wrong, in one line for a Java error (not Py4J's call and the whole trace)."""
-    if isinstance(error, Py4JJavaError):
-        return str(error.java_exception.toString())
-    return str(error)
-
-
-def _reason(query: StreamingQuery) -> str:
-    error = query.exception()
-    return "stopped" if error is None else str(error)
+    def _stop_after_current_batch(self) -> None:
+        stop_after_current_batch(self._queries, clock=self._clock)

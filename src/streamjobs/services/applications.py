@@ -1,70 +1,59 @@
-"""The application use cases: Run, Stop, Resume and Abort, and reading applications back.
+"""The application use cases: Run, Stop, Suspend, Resume and Abort, and reading applications back
+(``application_reads``).
 
 Run stores a new application in STARTING with an immutable snapshot of the job's resolved
-template; the supervisor submits its driver at its next tick. Stop and Abort record the request
-and move the application on through the state machine (TERMINATING while a driver may be up);
-the supervisor carries them out. Every request is audited in the transaction that makes it, and
-each is a whole transaction, run again when the database rolls it back for contention.
+template, started from the job's checkpoint as it is or from a copy of one of its snapshots
+(``snapshot_starts``); the supervisor submits its driver at its next tick. Stop, Suspend and
+Abort record the request and move the application on through the state machine (TERMINATING
+while a driver may be up); the supervisor carries them out. Resume starts a suspended application
+again with the job as edited since. Every request is audited in the transaction that makes it,
+and each is a whole transaction, run again when the database rolls it back for contention.
 """
 
 from __future__ import annotations
 
-import builtins
-from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime
 from typing import Any
 
 from streamjobs.domain.access import Actor, JobAction
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.deployment_rules import deployment_errors
-from streamjobs.domain.errors import Conflict, FieldError, InvalidInput, NotFound
-from streamjobs.domain.jar_requests import JarRequest, jar_request
+from streamjobs.domain.errors import Conflict, InvalidInput, NotFound
+from streamjobs.domain.jar_requests import JarRequest
 from streamjobs.domain.manifest import Deployment, StreamingJob
-from streamjobs.domain.quotas import Demand, application_demand, check_quota
 from streamjobs.domain.spec import parse_manifest, resolved_template
 from streamjobs.domain.states import LIVE_STATES, AppEvent, AppState
-from streamjobs.domain.throughput import Bucket
-from streamjobs.services.access import require_job, visible_to
+from streamjobs.services.access import require_job
+
+# ApplicationDetails and ApplicationQuery are re-exported: the API and the web UI import them here
+from streamjobs.services.application_reads import (
+    ApplicationDetails as ApplicationDetails,
+)
+from streamjobs.services.application_reads import (
+    ApplicationQuery as ApplicationQuery,
+)
+from streamjobs.services.application_reads import ApplicationReads
 from streamjobs.services.application_state import created, move
-from streamjobs.services.resources import Page, audit, check_page, on_fresh_reads, tag_filter
-from streamjobs.services.run_checks import check_runnable, run_refusals
+from streamjobs.services.resources import audit, on_fresh_reads
+from streamjobs.services.run_checks import (
+    check_runnable,
+    initial_snapshot_refusals,
+    jar_refusals,
+    reserve_demand,
+    run_refusals,
+)
+from streamjobs.services.snapshot_starts import Restorer, start_fresh, start_from_snapshot
 from streamjobs.store import (
-    ApplicationEventRecord,
     ApplicationRecord,
-    AttemptRecord,
-    ProgressRecord,
 )
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.outages import retried_on_contention
 
-ApplicationPage = Page[ApplicationRecord]
 
-
-@dataclass(frozen=True)
-class ApplicationQuery:
-    """Which applications to list; every filter is optional. ``tag`` is ``key`` or ``key=value``."""
-
-    job_name: str | None = None
-    status: str | None = None
-    triggered_by: str | None = None
-    tag: str | None = None
-    search: str | None = None
-    limit: int = 50
-    offset: int = 0
-
-
-@dataclass(frozen=True)
-class ApplicationDetails:
-    """An application with its attempts and its latest executor figures."""
-
-    application: ApplicationRecord
-    attempts: list[AttemptRecord]
-    executors: dict[str, Any] | None
-
-
-class ApplicationService:
-    """Starts, stops and reads applications on behalf of an actor."""
+class ApplicationService(ApplicationReads):
+    """Starts, stops and (through ``ApplicationReads``) reads applications on behalf of an
+    actor."""
 
     def __init__(
         self,
@@ -74,56 +63,124 @@ class ApplicationService:
         checkpoint_root: str,
         jar_failures: Callable[[JarRequest], str | None] | None = None,
         deployments: Collection[Deployment] = tuple(Deployment),
+        snapshots: Restorer | None = None,
     ) -> None:
         """``jar_failures`` tells how the latest resolution of a job's jars failed, if it did
         (``launch.jars``): Run and Resume refuse such a job rather than fail at its launch.
-        ``deployments`` are those the server can launch (standard needs a standalone master)."""
+        ``deployments`` are those the server can launch (standard needs a standalone master).
+        ``snapshots`` restores a job's checkpoint from a snapshot (None: no Run starts from
+        one)."""
+        self._snapshots = snapshots
         self._store = store
         self._clock = clock
         self._checkpoint_root = checkpoint_root
         self._jar_failures = jar_failures
         self._deployments = deployments
 
-    def run(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
+    def run(
+        self,
+        job_name: str,
+        *,
+        actor: Actor,
+        from_snapshot: str | None = None,
+        allow_replay: bool = False,
+    ) -> ApplicationRecord:
         """Start a new application of the job; ``Conflict`` naming the live one if there is one.
 
+        It starts from a copy of snapshot ``from_snapshot`` when given, else from the job's
+        ``initialSnapshotName`` while its checkpoint holds no state, else from the checkpoint as
+        it is; a snapshot older than an output's position is refused unless ``allow_replay``.
         The job's row is held first, so a Delete of the job either waits for this Run (and sees
         its application) or has deleted the job already (``NotFound``): no application of a
         deleted job is ever stored."""
-        return retried_on_contention(lambda: self._run(job_name, actor=actor))
+        return retried_on_contention(
+            lambda: self._run(
+                job_name, actor=actor, from_snapshot=from_snapshot, allow_replay=allow_replay
+            )
+        )
 
-    def _run(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
-        now = self._clock.now()
+    def _run(
+        self, job_name: str, *, actor: Actor, from_snapshot: str | None, allow_replay: bool
+    ) -> ApplicationRecord:
         with self._store.transaction() as repos:
-            repos.jobs.lock(job_name)
-            job = repos.jobs.get(job_name)
-            require_job(repos, actor, job.name, job.bundle, JobAction.RUN)
-            spec = self._snapshot(repos, job.manifest)
-            run_as = (spec["spec"].get("runAs")) or job.created_by
-            demand = _reserve(repos, job.bundle, spec)
-            application = repos.applications.add(
-                job_name=job.name,
-                namespace=job.namespace,
-                bundle=job.bundle,
-                tags=dict(job.tags),
-                spec=spec,
-                state=AppState.STARTING,
-                triggered_by=actor.name,
-                run_as=run_as,
+            return self.start_in(
+                repos, job_name, actor=actor, from_snapshot=from_snapshot, allow_replay=allow_replay
+            )
+
+    def start_in(
+        self,
+        repos: Repositories,
+        job_name: str,
+        *,
+        actor: Actor,
+        from_snapshot: str | None = None,
+        allow_replay: bool = False,
+        fresh_checkpoint: bool = False,
+        note: tuple[str, str] | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> ApplicationRecord:
+        """What ``run`` does, in the caller's transaction (``repos``): an upgrade starts the
+        job's current spec so, in the transaction that records its step. ``fresh_checkpoint``
+        starts it on a fresh checkpoint, the one it had kept as a snapshot of kind replaced (a
+        stateless upgrade; ``initialSnapshotName`` is not used then). ``note`` (kind, message)
+        replaces the application's ``run-requested`` event; ``detail`` adds to the audit's."""
+        now = self._clock.now()
+        repos.jobs.lock(job_name)
+        job = repos.jobs.get(job_name)
+        require_job(repos, actor, job.name, job.bundle, JobAction.RUN)
+        starting = from_snapshot is None and not fresh_checkpoint
+        checked = self._checked(repos, job.manifest, starting=starting)
+        spec = resolved_template(checked, checkpoint_root=self._checkpoint_root)
+        run_as = (spec["spec"].get("runAs")) or job.created_by
+        demand = reserve_demand(repos, job.bundle, spec)
+        application = repos.applications.add(
+            job_name=job.name,
+            namespace=job.namespace,
+            bundle=job.bundle,
+            tags=dict(job.tags),
+            spec=spec,
+            state=AppState.STARTING,
+            triggered_by=actor.name,
+            run_as=run_as,
+            at=now,
+            demand=demand,
+            job_version=job.version,
+        )
+        repos.jobs.set_status(job.name, str(AppState.STARTING))
+        created(repos, application, at=now)
+        kind, message = note or ("run-requested", f"run by {actor.name}")
+        repos.applications.add_event(application.id, at=now, kind=kind, message=message)
+        audited: dict[str, Any] = {"application": application.id, **(detail or {})}
+        if fresh_checkpoint:  # last: it moves directories
+            audited["freshCheckpoint"] = True
+            start_fresh(self._snapshots, repos, checked, application, actor=actor, at=now)
+        else:
+            started_from = start_from_snapshot(  # last: it moves directories
+                self._snapshots,
+                repos,
+                checked,
+                application,
+                from_snapshot=from_snapshot,
+                allow_replay=allow_replay,
+                checkpoint_root=self._checkpoint_root,
+                actor=actor,
                 at=now,
-                demand=demand,
             )
-            repos.jobs.set_status(job.name, str(AppState.STARTING))
-            created(repos, application, at=now)
-            repos.applications.add_event(
-                application.id, at=now, kind="run-requested", message=f"run by {actor.name}"
-            )
-            self._audit(repos, actor, "job.run", job.name, {"application": application.id})
-            return application
+            if started_from is not None:
+                audited["fromSnapshot"] = started_from
+        self._audit(repos, actor, "job.run", job.name, audited)
+        return application
 
     def stop(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
         """Stop the job's live application gracefully, after its micro-batch in flight."""
-        return self._request(job_name, AppEvent.STOP_REQUESTED, "stop", actor=actor)
+        return self._request(job_name, AppEvent.STOP_REQUESTED, "stop", JobAction.STOP, actor=actor)
+
+    def suspend(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
+        """Stop the job's live application gracefully (a pipeline with an aligned snapshot) and
+        leave it SUSPENDED until Resume; one waiting for a restart suspends at once."""
+        return self._request(
+            job_name, AppEvent.SUSPEND_REQUESTED, "suspend", JobAction.SUSPEND, actor=actor
+        )
 
     def resume(self, job_name: str, *, actor: Actor) -> ApplicationRecord:
         """Start a suspended application again from its checkpoint, with the job as it is now."""
@@ -137,7 +194,7 @@ class ApplicationService:
             require_job(repos, actor, job.name, job.bundle, JobAction.RESUME)
             application = self._live(repos, job_name)
             spec = self._snapshot(repos, job.manifest)
-            demand = _reserve(repos, job.bundle, spec)
+            demand = reserve_demand(repos, job.bundle, spec)
             resumed = move(
                 repos,
                 application,
@@ -145,11 +202,15 @@ class ApplicationService:
                 at=now,
                 changes={
                     "spec": spec,
+                    "job_version": job.version,
                     "cores": demand.cores,
                     "memory_mb": demand.memory_mb,
                     "submission_failures": 0,
                     "execution_failures": 0,
                     "error_message": None,
+                    "requested": None,
+                    "requested_at": None,
+                    "requested_by": None,
                 },
                 note=("resumed", f"resumed by {actor.name} with job version {job.version}"),
             )
@@ -170,83 +231,6 @@ class ApplicationService:
             )
             return aborted
 
-    def get(self, application_id: str, *, actor: Actor) -> ApplicationDetails:
-        with self._store.reading() as repos:
-            application = _visible(repos, actor, application_id)
-            figures = repos.applications.executor_figures(application_id)
-            return ApplicationDetails(
-                application=application,
-                attempts=repos.applications.attempts(application_id),
-                executors=figures.figures if figures else None,
-            )
-
-    def list(self, query: ApplicationQuery, *, actor: Actor) -> ApplicationPage:
-        """The applications of the jobs ``actor`` may see that pass the query's filters."""
-        check_page(query.limit, query.offset)
-        states = [_state(query.status)] if query.status else None
-        tag = tag_filter(query.tag) if query.tag else None
-        filters: dict[str, Any] = {
-            "job_name": query.job_name,
-            "states": states,
-            "triggered_by": query.triggered_by,
-            "tag": tag,
-            "search": query.search,
-        }
-        with self._store.reading() as repos:
-            filters["bundles"] = visible_to(repos, actor)
-            if query.job_name is not None:
-                bundle = repos.jobs.bundle_of(query.job_name)
-                require_job(repos, actor, query.job_name, bundle, JobAction.VIEW)
-            items, total = repos.applications.list(
-                **filters, limit=query.limit, offset=query.offset
-            )
-        return ApplicationPage(items=items, total=total, limit=query.limit, offset=query.offset)
-
-    def events(
-        self,
-        application_id: str,
-        *,
-        actor: Actor,
-        after_id: int | None = None,
-        before_id: int | None = None,
-        limit: int = 1000,
-        newest_first: bool = False,
-    ) -> builtins.list[ApplicationEventRecord]:
-        with self._store.reading() as repos:
-            _visible(repos, actor, application_id)
-            return repos.applications.events(
-                application_id,
-                after_id=after_id,
-                before_id=before_id,
-                limit=limit,
-                newest_first=newest_first,
-            )
-
-    def progress(
-        self, application_id: str, *, actor: Actor, limit: int = 100
-    ) -> builtins.list[ProgressRecord]:
-        check_page(limit, 0)
-        with self._store.reading() as repos:
-            _visible(repos, actor, application_id)
-            return repos.applications.progress(application_id, limit=limit)
-
-    def throughput(
-        self, application_id: str, *, actor: Actor, limit: int = 500
-    ) -> tuple[builtins.list[ProgressRecord], builtins.list[Bucket]]:
-        """The ``limit`` newest progress reports and the buckets of the application's whole
-        life (``store.throughput``), read together: what its chart is drawn from."""
-        check_page(limit, 0)
-        with self._store.reading() as repos:
-            _visible(repos, actor, application_id)
-            progress = repos.applications.progress(application_id, limit=limit)
-            return progress, repos.applications.throughput_buckets(application_id)
-
-    def template(self, application_id: str, *, actor: Actor) -> dict[str, Any]:
-        """The job exactly as this application runs it (its immutable snapshot)."""
-        with self._store.reading() as repos:
-            _visible(repos, actor, application_id)
-            return repos.applications.spec(application_id)
-
     def run_refusal(self, job_name: str, *, actor: Actor) -> str | None:
         """Why a Run of the job would be refused for what it needs now, in words; None when it
         would not be. For its button: Run itself checks again."""
@@ -254,39 +238,39 @@ class ApplicationService:
             job = repos.jobs.get(job_name)
             require_job(repos, actor, job.name, job.bundle, JobAction.VIEW)
             try:
-                self._snapshot(repos, job.manifest)
+                self._checked(repos, job.manifest, starting=True)
             except (Conflict, InvalidInput) as refused:
                 return refused.detail
         return None
 
     def _snapshot(self, repos: Repositories, manifest: dict[str, Any]) -> dict[str, Any]:
         """The job's resolved template, once nothing it needs is known to be missing."""
-        job = parse_manifest(manifest, checkpoint_root=self._checkpoint_root)
-        refusals = [*run_refusals(repos, job), *deployment_errors(job, self._deployments)]
-        check_runnable([*refusals, *self._jar_refusals(job)], job.name)
+        job = self._checked(repos, manifest, starting=False)
         return resolved_template(job, checkpoint_root=self._checkpoint_root)
 
-    def _jar_refusals(self, job: StreamingJob) -> builtins.list[FieldError]:
-        """The package whose resolution failed lately (any of the job's when none is named)."""
-        failure = self._jar_failures(jar_request(job)) if self._jar_failures else None
-        if failure is None:
-            return []
-        packages = job.spec.dependencies.packages
-        named = [index for index, package in enumerate(packages) if package in failure]
-        path = f"spec.dependencies.packages[{named[0]}]" if named else "spec.dependencies"
-        return [FieldError(path, f"resolving the job's jars failed: {failure}")]
+    def _checked(
+        self, repos: Repositories, manifest: dict[str, Any], *, starting: bool
+    ) -> StreamingJob:
+        """The job, once nothing it needs is known to be missing; a Run ``starting`` from the
+        job's initial snapshot also needs that snapshot."""
+        job = parse_manifest(manifest, checkpoint_root=self._checkpoint_root)
+        refusals = [*run_refusals(repos, job), *deployment_errors(job, self._deployments)]
+        if starting:
+            refusals += initial_snapshot_refusals(repos, job, checkpoint_root=self._checkpoint_root)
+        check_runnable([*refusals, *jar_refusals(job, self._jar_failures)], job.name)
+        return job
 
     def _request(
-        self, job_name: str, event: AppEvent, request: str, *, actor: Actor
+        self, job_name: str, event: AppEvent, request: str, action: JobAction, *, actor: Actor
     ) -> ApplicationRecord:
-        return _retried(lambda: self._request_once(job_name, event, request, actor=actor))
+        return _retried(lambda: self._request_once(job_name, event, request, action, actor=actor))
 
     def _request_once(
-        self, job_name: str, event: AppEvent, request: str, *, actor: Actor
+        self, job_name: str, event: AppEvent, request: str, action: JobAction, *, actor: Actor
     ) -> ApplicationRecord:
         with self._store.transaction() as repos:
             job = repos.jobs.get(job_name)
-            require_job(repos, actor, job.name, job.bundle, JobAction.STOP)
+            require_job(repos, actor, job.name, job.bundle, action)
             application = self._live(repos, job_name)
             changed = self._requested(repos, application, event, request, actor)
             self._audit(repos, actor, f"job.{request}", job_name, {"application": changed.id})
@@ -326,8 +310,8 @@ def request_on(
     actor: Actor,
     at: datetime,
 ) -> ApplicationRecord:
-    """Record ``actor``'s ``request`` ("stop" or "abort") of ``application`` and move it on by
-    ``event``, for the supervisor to carry out; ``IllegalTransition`` if it has ended."""
+    """Record ``actor``'s ``request`` ("stop", "suspend" or "abort") of ``application`` and move
+    it on by ``event``, for the supervisor to carry out; ``IllegalTransition`` if it has ended."""
     return move(
         repos,
         application,
@@ -342,52 +326,3 @@ def _retried(change: Callable[[], ApplicationRecord]) -> ApplicationRecord:
     """``change`` (one transaction that reads what it changes), run again after another change
     lands between its read and its write, or the database rolls it back for contention."""
     return retried_on_contention(lambda: on_fresh_reads(change))
-
-
-def _visible(repos: Repositories, actor: Actor, application_id: str) -> ApplicationRecord:
-    """The application, if ``actor`` may see its job; ``NotFound`` (naming the application)
-    otherwise, so an application's existence is not disclosed either."""
-    application = repos.applications.get(application_id)
-    try:
-        require_job(repos, actor, application.job_name, application.bundle, JobAction.VIEW)
-    except NotFound:
-        raise NotFound("application", application_id) from None
-    return application
-
-
-def _reserve(repos: Repositories, bundle: str, spec: dict[str, Any]) -> Demand:
-    """What an application of ``spec`` takes, after checking it fits the bundle's quotas.
-
-    The bundle is locked first, so concurrent Runs in one bundle are counted one after the
-    other. Only running applications count (a suspended one being resumed does not yet).
-    """
-    repos.bundles.lock(bundle)
-    instance = spec["spec"]["instance"]
-    sizes = repos.node_types.sizes()
-    standard = instance["deployment"] == "standard"
-    for role in ("driver", "executor") if standard else ("driver",):
-        if instance.get(role) not in sizes:
-            raise Conflict(
-                f"spec.instance.{role}: node type {instance.get(role)!r} no longer exists; "
-                "configure the job with one that does"
-            )
-    demand = application_demand(
-        driver=instance["driver"],
-        executor=instance.get("executor") if standard else None,
-        executors=instance.get("executors"),
-        node_types=sizes,
-    )
-    check_quota(
-        bundle, repos.bundles.get(bundle).quota, repos.applications.demand_in_bundle(bundle), demand
-    )
-    return demand
-
-
-def _state(status: str) -> AppState:
-    try:
-        return AppState(status.upper())
-    except ValueError:
-        known = ", ".join(state.value for state in AppState)
-        raise InvalidInput(
-            [FieldError("query.status", f"{status!r} is not a state (known: {known})")]
-        ) from None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from streamjobs.domain.clock import Clock, SystemClock
 from streamjobs.domain.errors import StoreUnusable
@@ -25,10 +26,13 @@ from streamjobs.launch.jars import JarResolver, SparkJarResolver, known_failure
 from streamjobs.launch.local import LocalLauncher
 from streamjobs.launch.sandbox_host import BubblewrapSandbox
 from streamjobs.launch.standalone import StandaloneLauncher
+from streamjobs.launch.tool_runs import SparkSubmitToolRunner
+from streamjobs.launch.tool_sandbox import ToolSandbox
 from streamjobs.services.application_logs import ApplicationLogs
 from streamjobs.services.applications import ApplicationService
 from streamjobs.services.audit_log import AuditLogService
 from streamjobs.services.bundles import BundleService, seed_default_data_roots
+from streamjobs.services.compatibility import CompatibilityCheck
 from streamjobs.services.connections import ConnectionService
 from streamjobs.services.destinations import DEFAULT_TEST_TIMEOUT_SECONDS, DestinationService
 from streamjobs.services.home_permissions import secure_home, sqlite_file
@@ -39,6 +43,9 @@ from streamjobs.services.reports import ReportService
 from streamjobs.services.secret_box import SecretBox, load_keys, read_key_file
 from streamjobs.services.secrets import SecretService
 from streamjobs.services.sign_in import SignInService, policies_of
+from streamjobs.services.snapshots import SnapshotService
+from streamjobs.services.state_view import StateView
+from streamjobs.services.upgrades import UpgradeService
 from streamjobs.services.web_sessions import SessionService
 from streamjobs.settings import Settings
 from streamjobs.store.db import Store, create_engine_for, migrate
@@ -71,8 +78,18 @@ class Services:
     sessions: SessionService
     destinations: DestinationService
     """Notification destinations (Settings -> Notifications): manage, test, deliveries."""
+    snapshots: SnapshotService
+    """Snapshots of jobs' checkpoints: taken, listed, deleted, restored at a Run."""
     jars: JarResolver | None = None
     """Resolves the jars jobs need before their drivers start (None: over fake launchers)."""
+    state_view: StateView | None = None
+    """A look inside pipelines' state (the ``state`` tool); None: this server reads none."""
+    compatibility: CompatibilityCheck | None = None
+    """Whether a job's new spec fits its running application's checkpoint (the ``dry-run``
+    tool); None: this server checks none."""
+    upgrades: UpgradeService | None = None
+    """Upgrades of running applications to their job's current spec; None: this server makes
+    none."""
 
 
 def open_services(
@@ -103,27 +120,47 @@ def open_services(
     protected_roots = server_places(settings)
     seed_default_data_roots(store, default_data_roots_of(settings), protected_roots=protected_roots)
     secret_service = SecretService(store=store, clock=clock, box=box)
+    snapshots = SnapshotService(
+        store=store,
+        clock=clock,
+        snapshot_root=settings.resolved_snapshot_root,
+        apps_directory=settings.apps_directory,
+        checkpoint_root=checkpoint_root,
+    )
+    jobs = JobService(
+        store=store,
+        clock=clock,
+        checkpoint_root=checkpoint_root,
+        protected_roots=protected_roots,
+        abort_wait_seconds=settings.delete_abort_wait_seconds,
+        snapshot_root=settings.resolved_snapshot_root,
+    )
+    applications = ApplicationService(
+        store=store,
+        clock=clock,
+        checkpoint_root=checkpoint_root,
+        jar_failures=partial(known_failure, jars) if jars is not None else None,
+        deployments=frozenset(launchers),
+        snapshots=snapshots,
+    )
+    tools = tool_runner_for(settings)
+    compatibility = CompatibilityCheck(
+        store=store,
+        clock=clock,
+        tools=tools,
+        checkpoint_root=checkpoint_root,
+        work_directory=settings.resolved_home / "tools",
+        secrets=secret_service,
+    )
     return Services(
         clock=clock,
         store=store,
         settings=settings,
         launchers=launchers,
-        jobs=JobService(
-            store=store,
-            clock=clock,
-            checkpoint_root=checkpoint_root,
-            protected_roots=protected_roots,
-            abort_wait_seconds=settings.delete_abort_wait_seconds,
-        ),
+        jobs=jobs,
         connections=ConnectionService(store=store, clock=clock),
         identity=identity,
-        applications=ApplicationService(
-            store=store,
-            clock=clock,
-            checkpoint_root=checkpoint_root,
-            jar_failures=partial(known_failure, jars) if jars is not None else None,
-            deployments=frozenset(launchers),
-        ),
+        applications=applications,
         reports=ReportService(store=store, clock=clock, keep_last=settings.progress_kept),
         logs=ApplicationLogs(store=store, launchers=launchers),
         secrets=secret_service,
@@ -145,7 +182,24 @@ def open_services(
                 settings.delivery_send_timeout_seconds, DEFAULT_TEST_TIMEOUT_SECONDS
             ),
         ),
+        snapshots=snapshots,
         jars=jars,
+        state_view=StateView(
+            store=store,
+            clock=clock,
+            tools=tools,
+            work_root=settings.resolved_home / "tools",
+            jars=jars,
+        ),
+        compatibility=compatibility,
+        upgrades=UpgradeService(
+            store=store,
+            clock=clock,
+            checkpoint_root=checkpoint_root,
+            starter=applications,
+            places=jobs.places,
+            compatibility=compatibility,
+        ),
     )
 
 
@@ -213,10 +267,13 @@ def default_data_roots_of(settings: Settings) -> list[str]:
 
 def server_places(settings: Settings) -> list[str]:
     """The server's own directories, which no job may name and no data root may hold: its home,
-    the root of derived checkpoints (when set apart from the home) and the identities' homes."""
+    the root of derived checkpoints and the snapshot root (each when set apart from the home)
+    and the identities' homes."""
     places = [settings.resolved_home.as_uri(), settings.resolved_identity_homes.as_uri()]
     if settings.checkpoint_root:
         places.append(settings.resolved_checkpoint_root)
+    if settings.snapshot_root is not None:
+        places.append(settings.resolved_snapshot_root.as_uri())
     return places
 
 
@@ -241,17 +298,9 @@ def launchers_for(settings: Settings) -> dict[Deployment, Launcher]:
     ``launch.command.INHERITED_VARIABLES``) and each is given only the secrets its own job names.
     Every driver runs in its sandbox unless the settings turn isolation off.
     """
-    environment = {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIX)}
+    environment = _inherited_environment()
     toolchain = Toolchain.installed(settings.maven_repository.expanduser())
-    sandbox = (
-        BubblewrapSandbox(
-            hidden=_local_paths(server_places(settings)),
-            identity_homes=settings.resolved_identity_homes,
-            toolchain=toolchain,
-        )
-        if settings.isolation
-        else None
-    )
+    sandbox = _sandbox(BubblewrapSandbox, settings, toolchain)
     launchers: dict[Deployment, Launcher] = {
         Deployment.SINGLE_NODE: LocalLauncher(
             toolchain=toolchain, environment=environment, sandbox=sandbox
@@ -266,6 +315,34 @@ def launchers_for(settings: Settings) -> dict[Deployment, Launcher]:
             sandbox=sandbox,
         )
     return launchers
+
+
+def tool_runner_for(settings: Settings) -> SparkSubmitToolRunner:
+    """Runs the short Spark tools (``launch.tool_runs``) under the drivers' rules: the same
+    inherited variables, each in its sandbox unless the settings turn isolation off."""
+    environment = _inherited_environment()
+    toolchain = Toolchain.installed(settings.maven_repository.expanduser())
+    sandbox = _sandbox(ToolSandbox, settings, toolchain)
+    return SparkSubmitToolRunner(toolchain=toolchain, environment=environment, sandbox=sandbox)
+
+
+def _inherited_environment() -> dict[str, str]:
+    """The server's environment without its secrets (``SECRET_PREFIX``)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(SECRET_PREFIX)}
+
+
+_Sandbox = TypeVar("_Sandbox", BubblewrapSandbox, ToolSandbox)
+
+
+def _sandbox(kind: type[_Sandbox], settings: Settings, toolchain: Toolchain) -> _Sandbox | None:
+    """A ``kind`` sandbox hiding the server's local places; None when isolation is off."""
+    if not settings.isolation:
+        return None
+    return kind(
+        hidden=_local_paths(server_places(settings)),
+        identity_homes=settings.resolved_identity_homes,
+        toolchain=toolchain,
+    )
 
 
 def _local_paths(locations: list[str]) -> list[Path]:

@@ -21,6 +21,9 @@ the checkpoint goes with the job under the same lock, so no application can be r
 any bundle's data root or any place a job claims, its own outputs and inputs included). A
 checkpoint that cannot be put back after a failed Delete is logged where it lies, and the
 Delete fails with its own error.
+
+A job's snapshots go with it: their rows in the Delete's transaction, their directories under
+the snapshot root once it has committed (as the checkpoint's removal). So do its upgrades.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import anyio
@@ -48,6 +52,7 @@ from streamjobs.services.checkpoint_state import (
 )
 from streamjobs.services.location_claims import claim_description, claims_within
 from streamjobs.services.resources import audit, on_fresh_reads
+from streamjobs.services.snapshot_files import remove_kept
 from streamjobs.store import ApplicationRecord
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.outages import retried_on_contention
@@ -83,8 +88,12 @@ class JobDeletion:
         checkpoint_root: str,
         protected_roots: Sequence[str],
         abort_wait_seconds: float = ABORT_WAIT_SECONDS,
+        snapshot_root: Path | None = None,
     ) -> None:
+        """``snapshot_root``: where the jobs' snapshots are kept (None: the rows of a deleted
+        job's snapshots go, and their directories, if any, are left)."""
         self._store = store
+        self._snapshot_root = snapshot_root
         self._clock = clock
         self._checkpoint_root = checkpoint_root
         self._protected_roots = tuple(protected_roots)
@@ -157,6 +166,7 @@ class JobDeletion:
         aborted: ApplicationRecord | None = None,
     ) -> DeletedJob:
         removal: CheckpointRemoval | None = None
+        snapshots: list[str] = []
         try:
             with self._store.transaction() as repos:
                 repos.jobs.lock(name)
@@ -176,9 +186,14 @@ class JobDeletion:
                 if removal is not None:
                     removal.set_aside()
                 repos.jobs.delete(name, expected_version=expected_version)
+                deleted_snapshots = repos.snapshots.delete_of_job(name)
+                repos.upgrades.delete_of_job(name)
+                snapshots = [each.directory for each in deleted_snapshots if each.directory]
                 detail: dict[str, object] = {"version": record.version}
                 if removal is not None:
                     detail["deletedCheckpoint"] = removal.uri
+                if deleted_snapshots:
+                    detail["deletedSnapshots"] = [each.name for each in deleted_snapshots]
                 audit(
                     repos, self._clock, actor, "job.deleted", kind="job", name=name, detail=detail
                 )
@@ -187,7 +202,22 @@ class JobDeletion:
                 _put_back(removal)
             raise
         deleted = removal.uri if removal is not None and removal.finish() else None
+        self._remove_snapshots(name, snapshots)
         return DeletedJob(name, kept_checkpoint=kept, deleted_checkpoint=deleted)
+
+    def _remove_snapshots(self, name: str, directories: Sequence[str]) -> None:
+        """Remove the directories of a deleted job's snapshots, once its deletion committed."""
+        if self._snapshot_root is None:
+            if directories:
+                _log.warning(
+                    "job %r was deleted with %d snapshots, but this server has no snapshot "
+                    "root to remove their directories from",
+                    name,
+                    len(directories),
+                )
+            return
+        for directory in directories:
+            remove_kept(self._snapshot_root, directory)
 
     def _removal(
         self, repos: Repositories, actor: Actor, name: str, bundle: str, claims: Sequence[Claim]

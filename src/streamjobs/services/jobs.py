@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import json_merge_patch
@@ -83,9 +84,11 @@ class JobService:
         checkpoint_root: str,
         protected_roots: Sequence[str],
         abort_wait_seconds: float = ABORT_WAIT_SECONDS,
+        snapshot_root: Path | None = None,
     ) -> None:
         """``protected_roots`` are locations no job may reach: the server's home, as a URI.
         ``abort_wait_seconds``: how long a Delete that aborts waits for the application to end.
+        ``snapshot_root``: where the jobs' snapshots are kept, removed with a deleted job.
         """
         self._store = store
         self._deletion = JobDeletion(
@@ -94,6 +97,7 @@ class JobService:
             checkpoint_root=checkpoint_root,
             protected_roots=protected_roots,
             abort_wait_seconds=abort_wait_seconds,
+            snapshot_root=snapshot_root,
         )
         self._checkpoint_root = checkpoint_root
         self._places = ServerPlaces(checkpoint_root, tuple(protected_roots))

@@ -60,10 +60,12 @@ CHANGEABLE_FIELDS = frozenset(
         "spec",
         "cores",
         "memory_mb",
+        "job_version",
     }
 )
-"""What ``update`` may change; the rest (who started it, when) is fixed. ``spec`` changes only
-when a suspended application is resumed with the job as edited since."""
+"""What ``update`` may change; the rest (who started it, when) is fixed. ``spec`` (and
+``job_version``) change only when a suspended application is resumed with the job as edited
+since."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,9 @@ class ApplicationRecord:
     memory_mb: int = 0
     token_hash: str | None = field(default=None, repr=False)
     """The sha256 (hex) of the token the application's driver reports with."""
+    job_version: int | None = None
+    """The version of the job its spec came from (None for applications stored before this was
+    kept): the job is "changed since running" when its version is newer."""
 
 
 _RECORD_FIELDS = [each.name for each in fields(ApplicationRecord)]
@@ -154,6 +159,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory, Application
         at: datetime,
         token_hash: str | None = None,
         demand: Demand = Demand(),
+        job_version: int | None = None,
     ) -> ApplicationRecord:
         """Store the job's next application at version 1, with its run number and name.
 
@@ -189,6 +195,7 @@ class ApplicationRepository(VersionedRepository, ApplicationHistory, Application
             latest={},
             cores=demand.cores,
             memory_mb=demand.memory_mb,
+            job_version=job_version,
         )
         try:
             self._insert(row)
@@ -372,7 +379,7 @@ def _record(row: Sequence[Any]) -> ApplicationRecord:
     """The record of a row selected by ``_SELECT_APPLICATIONS`` (its columns are every field).
 
     Filled in directly rather than through the frozen dataclass's ``__init__``, which sets each
-    of its 37 fields through ``object.__setattr__`` and cost lists and the tick most of a row's
+    of its 36 fields through ``object.__setattr__`` and cost lists and the tick most of a row's
     time."""
     record: ApplicationRecord = object.__new__(ApplicationRecord)
     values = record.__dict__

@@ -49,6 +49,8 @@ from streamjobs.store.notifications import NotificationRepository
 from streamjobs.store.outages import replace_connections_after_outages, translated_outages
 from streamjobs.store.secrets import SecretRepository
 from streamjobs.store.sign_in_throttles import SignInThrottleRepository
+from streamjobs.store.snapshots import SnapshotRepository
+from streamjobs.store.upgrades import UpgradeRepository
 from streamjobs.store.web_sessions import WebSessionRepository
 
 MIGRATIONS_DIRECTORY = Path(__file__).with_name("migrations")
@@ -185,6 +187,8 @@ class Repositories:
     destinations: DestinationRepository
     notifications: NotificationRepository
     health: HealthStateRepository
+    snapshots: SnapshotRepository
+    upgrades: UpgradeRepository
 
     @classmethod
     def bound_to(cls, session: Session) -> Repositories:
@@ -208,6 +212,8 @@ class Repositories:
             destinations=DestinationRepository(session),
             notifications=NotificationRepository(session),
             health=HealthStateRepository(session),
+            snapshots=SnapshotRepository(session),
+            upgrades=UpgradeRepository(session),
         )
 
 

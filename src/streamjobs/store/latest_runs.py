@@ -1,10 +1,10 @@
 """What a job's status shows of its newest application, joined to the job's row as it is read.
 
-A job's status shows its newest application's id, name, state, start and figures. Those six
-columns are joined to the job's own row (by the id of the job's highest run number, found through
-the ``(job_name, run_number)`` index) rather than read as whole ``ApplicationRecord``s in a second
-statement: a page of fifty jobs is then one round trip, and no JSON column it never shows is
-decoded.
+A job's status shows its newest application's id, name, state, start, figures and the job
+version it runs. Those seven columns are joined to the job's own row (by the id of the job's
+highest run number, found through the ``(job_name, run_number)`` index) rather than read as
+whole ``ApplicationRecord``s in a second statement: a page of fifty jobs is then one round trip,
+and no JSON column it never shows is decoded.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ class LatestRun:
     triggered_by: str
     latest: dict[str, Any]
     """The latest figures reported, e.g. ``inputRowsPerSecond``."""
+    job_version: int | None = None
+    """The version of the job its spec came from (None when not known)."""
 
 
 LATEST_RUN = aliased(ApplicationRow, name="latest_run")
@@ -42,6 +44,7 @@ LATEST_RUN_COLUMNS: tuple[Label[Any], ...] = (
     LATEST_RUN.created_at.label("run_created_at"),
     LATEST_RUN.triggered_by.label("run_triggered_by"),
     LATEST_RUN.latest.label("run_latest"),
+    LATEST_RUN.job_version.label("run_job_version"),
 )
 """The columns a ``LatestRun`` is made of, labelled apart from the job's own."""
 
@@ -70,4 +73,5 @@ def latest_run_of(row: Row[Any]) -> LatestRun | None:
         row.run_created_at,
         row.run_triggered_by,
         row.run_latest or {},
+        row.run_job_version,
     )

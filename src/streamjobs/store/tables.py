@@ -330,6 +330,7 @@ class ApplicationRow(Base):
     version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     cores: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     memory_mb: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    job_version: Mapped[int | None] = mapped_column(Integer)
 
 
 class ApplicationAttemptRow(Base):

@@ -15,7 +15,8 @@ driver, or ends it). One application's failure (to launch, to be observed) is ne
 the others carry on in the same tick. Once an attempt's driver has exited, its private files
 (report token, secret settings) are removed; a server's first tick removes those that ended
 attempts left behind (``ended_attempts``). Each tick ends by judging the health rules of the
-running applications (``supervisor.health``).
+running applications (``supervisor.health``), by handing over snapshots between the runners
+and the store (``supervisor.snapshots``) and by moving upgrades on (``supervisor.upgrades``).
 """
 
 from __future__ import annotations
@@ -32,7 +33,6 @@ from pathlib import Path
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import StreamjobsError
 from streamjobs.domain.manifest import Deployment
-from streamjobs.domain.policy import RetryCounters
 from streamjobs.domain.states import ACTIVE_STATES, AppEvent, AppState
 from streamjobs.launch.attempt_cleanup import remove_private_files
 from streamjobs.launch.base import DriverHandle, DriverState, InvalidLaunch, Launcher
@@ -44,27 +44,27 @@ from streamjobs.services.resources import on_fresh_reads
 from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Store
 from streamjobs.supervisor.attempt_facts import (
-    failure_cause_of,
     handle_of,
     heartbeat_of,
-    outcome_of,
 )
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.decisions import log_decision
 from streamjobs.supervisor.ended_attempts import remove_files_of_ended_attempts
 from streamjobs.supervisor.executors import ExecutorPolls, ExecutorReader
 from streamjobs.supervisor.health import HealthStep
+from streamjobs.supervisor.observations import observed_from
 from streamjobs.supervisor.reconcile import (
     Action,
     DriverCall,
     Observed,
-    Request,
     Timing,
-    next_submission_due,
     tick,
 )
+from streamjobs.supervisor.snapshots import Snapshots, SnapshotStep
+from streamjobs.supervisor.submission_times import next_submission_due
 from streamjobs.supervisor.submissions import PendingAttempt, Submissions
 from streamjobs.supervisor.terms import ApplicationTerms
+from streamjobs.supervisor.upgrades import Upgrades, UpgradeStep
 from streamjobs.supervisor.wakeups import Wakeups
 
 log = logging.getLogger(__name__)
@@ -92,12 +92,17 @@ class Supervisor:
         executor_reader: ExecutorReader = read_executors,
         jar_resolver: JarResolver | None = None,
         health: HealthStep | None = None,
+        snapshots: Snapshots | None = None,
+        upgrades: Upgrades | None = None,
         tick_timer: Callable[[], AbstractContextManager[object]] = nullcontext,
     ) -> None:
         """``executor_reader`` asks a driver's Spark REST API for its executors (None: no
         answer); ``jar_resolver`` resolves the jars a job needs before its driver starts
-        (None: drivers resolve their packages themselves); ``tick_timer`` measures each tick
-        (the server's metrics)."""
+        (None: drivers resolve their packages themselves); ``snapshots`` records the snapshots
+        runners take (None: none is recorded); ``upgrades`` carries out upgrades (None: none
+        is); ``tick_timer`` measures each tick (the server's metrics)."""
+        self._snapshots = SnapshotStep(snapshots=snapshots) if snapshots is not None else None
+        self._upgrades = UpgradeStep(upgrades=upgrades) if upgrades is not None else None
         self._tick_timer = tick_timer
         self._store = store
         self._executor_polls = ExecutorPolls(executor_reader)
@@ -150,6 +155,10 @@ class Supervisor:
             except Exception:
                 log.exception("supervisor: applying %s failed", action)
         self._health.run(supervised, self._terms_of)  # each application's own rules, never fatal
+        if self._snapshots is not None:
+            self._snapshots.run(supervised, self._launcher)  # never fatal either
+        if self._upgrades is not None:
+            self._upgrades.run()  # after the snapshots: an upgrade snapshot collected now counts
         self._next_due = next_submission_due(
             observed, actions, after=now, timing=self._config.timing
         )
@@ -268,31 +277,8 @@ class Supervisor:
                 application, attempt = self._record_exit(application, attempt, health.exit_code)
         if attempt is not None and not ready:
             ready = heartbeat_of(application, attempt) is not None
-        terms = self._terms_of(application)
-        return Observed(
-            id=application.id,
-            version=application.version,
-            state=AppState(application.state),
-            policy=terms.policy,
-            suspend_on_failure=terms.suspend_on_failure,
-            counters=RetryCounters(application.submission_failures, application.execution_failures),
-            submission_attempts=application.submission_attempts,
-            execution_attempts=application.execution_attempts,
-            restarts=application.restarts,
-            requested=Request(application.requested) if application.requested else None,
-            requested_at=application.requested_at,
-            next_attempt_at=application.next_attempt_at,
-            running_since=application.running_since,
-            attempt=attempt.number if attempt else None,
-            attempt_live=live,
-            exit_code=attempt.exit_code if attempt else None,
-            launch_error=application.error_message if attempt and attempt.pid is None else None,
-            attempt_judged=bool(attempt and attempt.outcome),
-            driver_ready=ready,
-            last_heartbeat_at=heartbeat_of(application, attempt),
-            holds_queries=terms.reports,
-            attempt_outcome=outcome_of(attempt),
-            failure_cause=failure_cause_of(attempt),
+        return observed_from(
+            application, attempt, self._terms_of(application), live=live, ready=ready
         )
 
     def _driver_ready(
@@ -390,12 +376,13 @@ class Supervisor:
                 self._live_pids.add(pid)
         elif action.driver is not None and attempt is not None and attempt.pid is not None:
             launcher = self._launcher(application)
-            call = {
-                DriverCall.STOP: launcher.stop,
-                DriverCall.ABORT: launcher.abort,
-                DriverCall.KILL: launcher.kill,
-            }[action.driver]
-            call(handle_of(attempt))
+            if action.driver is DriverCall.STOP:
+                if action.snapshot is not None and self._snapshots is not None:
+                    self._snapshots.aligned(application.id, action.snapshot)
+                launcher.stop(handle_of(attempt), snapshot=action.snapshot)
+            else:
+                call = {DriverCall.ABORT: launcher.abort, DriverCall.KILL: launcher.kill}
+                call[action.driver](handle_of(attempt))
 
     def _launcher(self, application: ApplicationRecord) -> Launcher:
         deployment = self._terms_of(application).deployment

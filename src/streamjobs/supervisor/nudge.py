@@ -3,10 +3,10 @@
 Without it, a Run waits for the loop's next tick (up to ``supervisor_interval_seconds``) before
 its driver is submitted, and a driver's first report for the tick after it before the
 application is RUNNING. ``nudging(app, supervisor)`` wraps the server's ASGI application: once
-a request has been answered with success (its transaction committed), a Run, stop, resume or
-abort (API or web UI) wakes the loop, and a driver's report wakes it only while that
-application is starting (``Supervisor.driver_reported``), so the steady stream of progress
-reports and heartbeats never makes the loop tick more often.
+a request has been answered with success (its transaction committed), a Run, stop, resume,
+suspend, upgrade, snapshot or abort (API or web UI) wakes the loop, and a driver's report
+wakes it only while that application is starting (``Supervisor.driver_reported``), so the
+steady stream of progress reports and heartbeats never makes the loop tick more often.
 
 Plain ASGI, no framework: it reads the method, the path and the response's status only.
 """
@@ -24,7 +24,8 @@ Send = Callable[[Message], Awaitable[None]]
 AsgiApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 REQUESTS = re.compile(
-    r"(?:/api/v1)?/jobs/[^/]+/(?:run|stop|resume)|(?:/api/v1)?/applications/[^/]+/abort"
+    r"(?:/api/v1)?/jobs/[^/]+/(?:run|stop|resume|suspend|upgrade|snapshots)"
+    r"|(?:/api/v1)?/applications/[^/]+/abort"
 )
 """Paths (API and web UI) of the requests that change what the supervisor has to do."""
 REPORTS = re.compile(r"/api/v1/applications/(?P<application>[^/]+)/reports")

@@ -19,7 +19,10 @@ Per state:
   until the time has come: the driver's JVM and Spark session start during the retry interval
   rather than after it, and nothing reads or writes data sooner than the policy allows.
 - TERMINATING: stop or abort the driver, escalating to SIGTERM after ``stop_timeout`` and to
-  SIGKILL after ``abort_grace``; once it is gone, STOPPED or ABORTED.
+  SIGKILL after ``abort_grace``; once it is gone, STOPPED or ABORTED. A person's SUSPEND stops
+  the driver as STOP does and ends in SUSPENDED (whatever its exit code). A graceful stop of an
+  application that takes snapshots asks its runner for an aligned snapshot (kind stop,
+  suspend or upgrade, named after the time it was asked for). An UPGRADE stops as STOP does.
 """
 
 from __future__ import annotations
@@ -32,7 +35,9 @@ from typing import Any
 
 from streamjobs.domain.manifest import RestartPolicy
 from streamjobs.domain.policy import Decision, Outcome, RetryCounters, decide
+from streamjobs.domain.snapshots import SnapshotKind, SnapshotRequest, automatic_name
 from streamjobs.domain.states import AppEvent, AppState, transition
+from streamjobs.supervisor.submission_times import submission_due, submission_time
 
 
 class Request(StrEnum):
@@ -40,8 +45,13 @@ class Request(StrEnum):
 
     ABORT = "abort"
     STOP = "stop"
+    SUSPEND = "suspend"
+    """A graceful stop with an aligned snapshot that leaves the application SUSPENDED."""
     RESTART = "restart"
     """Not a person's: a health rule's restart action, on a RUNNING application."""
+    UPGRADE = "upgrade"
+    """A graceful stop with an aligned snapshot (the rollback point) that ends STOPPED, for an
+    upgrade to start the job's current spec after it (``services.upgrades``)."""
 
 
 class DriverCall(StrEnum):
@@ -104,6 +114,8 @@ class Observed:
     """How the latest attempt was judged to have ended, once it was."""
     failure_cause: str | None = None
     """What the latest attempt's driver logs say caused its failure, once it has failed."""
+    takes_snapshots: bool = False
+    """A pipeline that keeps a checkpoint: its graceful stops take an aligned snapshot."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +136,8 @@ class Action:
     """For SUBMIT: the driver starts now but holds its queries until then."""
     wake_at: datetime | None = None
     """When the loop should tick again for this application (its next submission)."""
+    snapshot: SnapshotRequest | None = None
+    """For STOP: the aligned snapshot the runner takes before it exits."""
 
 
 def tick(observed: Sequence[Observed], *, now: datetime, timing: Timing) -> list[Action]:
@@ -218,23 +232,50 @@ def _restarting(app: Observed, now: datetime, timing: Timing) -> Action:
     )
 
 
+_GRACEFUL = {
+    Request.STOP: SnapshotKind.STOP,
+    Request.SUSPEND: SnapshotKind.SUSPEND,
+    Request.UPGRADE: SnapshotKind.UPGRADE,
+}
+"""The requests that stop the driver gracefully, and the kind of their aligned snapshot."""
+_STOPS = frozenset({Request.STOP, Request.UPGRADE})
+"""The graceful stops that end STOPPED (FAILED when the driver exits badly)."""
+
+
 def _terminating(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
     if not app.attempt_live:
         yield _terminated(app)
         return
     waited = (now - app.requested_at).total_seconds() if app.requested_at else 0.0
-    if app.requested is Request.STOP and waited < timing.stop_timeout:
-        yield Action(app.id, app.version, driver=DriverCall.STOP)
+    graceful = app.requested in _GRACEFUL
+    if graceful and waited < timing.stop_timeout:
+        snapshot = _aligned_snapshot(app, now)
+        yield Action(app.id, app.version, driver=DriverCall.STOP, snapshot=snapshot)
         return
-    since_abort = waited - (timing.stop_timeout if app.requested is Request.STOP else 0.0)
+    since_abort = waited - (timing.stop_timeout if graceful else 0.0)
     call = DriverCall.ABORT if since_abort < timing.abort_grace else DriverCall.KILL
     yield Action(app.id, app.version, driver=call)
 
 
+def _aligned_snapshot(app: Observed, now: datetime) -> SnapshotRequest | None:
+    """The snapshot a graceful stop asks the runner for: named after when the stop was asked,
+    so every tick asks for the same one."""
+    kind = _GRACEFUL.get(app.requested) if app.requested else None
+    if kind is None or not app.takes_snapshots:
+        return None
+    return SnapshotRequest(name=automatic_name(kind, app.requested_at or now), kind=kind)
+
+
 def _terminated(app: Observed) -> Action:
-    if app.requested is Request.STOP and app.exit_code not in (0, None):
+    failed_code = app.exit_code not in (0, None)
+    if app.requested is Request.SUSPEND and failed_code:
+        event = AppEvent.SUSPENDED
+        kind = f"suspended; the driver exited with code {app.exit_code} while stopping"
+    elif app.requested is Request.SUSPEND:
+        event, kind = AppEvent.SUSPENDED, "suspended after the micro-batch in flight"
+    elif app.requested in _STOPS and failed_code:
         event, kind = AppEvent.FAILED, f"the driver exited with code {app.exit_code} while stopping"
-    elif app.requested is Request.STOP:
+    elif app.requested in _STOPS:
         event, kind = AppEvent.STOPPED, "stopped after the micro-batch in flight"
     else:
         event, kind = AppEvent.ABORTED, "aborted"
@@ -246,39 +287,6 @@ def _terminated(app: Observed) -> Action:
         note=(str(transition(AppState.TERMINATING, event)).lower(), kind),
         attempt_outcome=str(event).lower(),
     )
-
-
-def submission_due(app: Observed, timing: Timing) -> datetime | None:
-    """When a PENDING_RERUN application's next attempt is to be submitted (None: at once).
-
-    ``restart_lead`` before it is due when the driver can hold its queries and the last
-    attempt ran: one that failed to start may fail as fast again, and its retry interval is
-    the only pause between such attempts.
-    """
-    if app.next_attempt_at is None:
-        return None
-    return _submission_time(app.next_attempt_at, app.holds_queries, app.attempt_outcome, timing)
-
-
-def next_submission_due(
-    observed: Sequence[Observed], actions: Sequence[Action], *, after: datetime, timing: Timing
-) -> datetime | None:
-    """The earliest time an application's next attempt is to be submitted, if any is: after
-    ``after`` for those waiting already (the due ones were submitted by this tick), and
-    whenever it is for those this tick scheduled (at once, when already due)."""
-    waiting = [
-        submission_due(app, timing) for app in observed if app.state is AppState.PENDING_RERUN
-    ]
-    due = [at for at in waiting if at is not None and at > after]
-    due += [action.wake_at for action in actions if action.wake_at is not None]
-    return min(due, default=None)
-
-
-def _submission_time(
-    due: datetime, holds_queries: bool, outcome: Outcome | None, timing: Timing
-) -> datetime:
-    ran = outcome in (Outcome.FAILED, Outcome.SUCCEEDED)
-    return due - timedelta(seconds=timing.restart_lead) if holds_queries and ran else due
 
 
 def _submit(app: Observed, event: AppEvent | None, now: datetime, **changes: Any) -> Action:
@@ -337,7 +345,7 @@ def _judged(
     if decision.event is AppEvent.RERUN_SCHEDULED:
         due = now + timedelta(seconds=decision.delay_seconds)
         changes["next_attempt_at"] = due
-        wake_at = _submission_time(due, app.holds_queries, outcome, timing)
+        wake_at = submission_time(due, app.holds_queries, outcome, timing)
     return Action(
         app.id,
         app.version,

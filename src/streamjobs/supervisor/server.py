@@ -45,5 +45,7 @@ def supervisor_for(
         ),
         executor_reader=executor_reader,
         jar_resolver=services.jars,
+        snapshots=services.snapshots,
+        upgrades=services.upgrades,
         tick_timer=tick_timer,
     )

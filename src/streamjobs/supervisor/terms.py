@@ -9,7 +9,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from streamjobs.domain.alerts import Health, HealthRule
-from streamjobs.domain.manifest import ApplicationType, Deployment, Processing, RestartPolicy
+from streamjobs.domain.locations import LocationError, local_path
+from streamjobs.domain.manifest import (
+    ApplicationType,
+    Deployment,
+    Guarantee,
+    Processing,
+    RestartPolicy,
+)
 
 
 @dataclass(frozen=True)
@@ -30,6 +37,9 @@ class ApplicationTerms:
     """The driver is a pipeline's runner, which reports to the server."""
     health_rules: tuple[HealthRule, ...] = ()
     """The job's health rules (``spec.health.rules``), judged while the application runs."""
+    takes_snapshots: bool = False
+    """A streaming pipeline that keeps a checkpoint on this machine (guarantee not NONE):
+    snapshots are taken of it, at each graceful stop too."""
 
     @classmethod
     def of(cls, spec: Mapping[str, Any], version: int) -> ApplicationTerms:
@@ -37,14 +47,28 @@ class ApplicationTerms:
         instance = body["instance"]
         deployment = Deployment(instance["deployment"])
         standard = deployment is Deployment.STANDARD
+        processing = Processing.model_validate(body.get("processing", {}))
+        pipeline = (body.get("application") or {}).get("type") == ApplicationType.PIPELINE
         return cls(
             version=version,
             policy=RestartPolicy.model_validate(body.get("restartPolicy", {})),
-            suspend_on_failure=Processing.model_validate(
-                body.get("processing", {})
-            ).suspend_on_failure,
+            suspend_on_failure=processing.suspend_on_failure,
             deployment=deployment,
             executors=int(instance.get("executors") or 0) if standard else 0,
-            reports=(body.get("application") or {}).get("type") == ApplicationType.PIPELINE,
+            reports=pipeline,
             health_rules=tuple(Health.model_validate(body.get("health") or {}).rules),
+            takes_snapshots=pipeline and _keeps_local_checkpoint(body, processing),
         )
+
+
+def _keeps_local_checkpoint(body: Mapping[str, Any], processing: Processing) -> bool:
+    """Whether a pipeline's resolved spec keeps a checkpoint on this machine (streaming, not
+    guarantee NONE, at a local location): the one place the runner copies a snapshot from."""
+    pipeline = body.get("pipeline") or {}
+    location = (pipeline.get("streaming") or {}).get("checkpointLocation")
+    if processing.guarantee is Guarantee.NONE or pipeline.get("batchMode", False):
+        return False
+    try:
+        return isinstance(location, str) and local_path(location) is not None
+    except LocationError:
+        return False

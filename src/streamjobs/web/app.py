@@ -24,8 +24,11 @@ from streamjobs.web.routes import (
     people,
     pipeline_check,
     secrets,
+    snapshots,
     spark_ui_proxy,
+    state,
     tokens,
+    upgrades,
     user_sessions,
 )
 
@@ -43,6 +46,9 @@ def install_web(app: FastAPI) -> None:
         pipeline_check,
         job_form,
         job_detail,
+        snapshots,
+        upgrades,
+        state,
         applications,
         connections,
         spark_ui_proxy,

@@ -1,6 +1,8 @@
-"""A job's page: its Details (the whole spec), its Applications (filters, Abort app), Run, Stop
-and Resume, the header actions (Configure, Duplicate, Delete, Template JSON, API operations),
-and the part of the page htmx refreshes while an application is active.
+"""A job's page: its Details (the whole spec), its Applications (filters, Abort app), its
+Snapshots (``web.routes.snapshots``), Run (from the checkpoint or a snapshot), Stop, Suspend,
+Resume and Upgrade (``web.routes.upgrades``), the header actions (Configure, Duplicate, Delete,
+Template JSON, API operations), and the part of the page htmx refreshes while an application is
+active.
 
 Every action is a form post answered with a redirect back to the page, so the page works without
 script and the server renders everything it shows. A button the person lacks the permission for
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Annotated, Any
 from urllib.parse import quote
 
@@ -21,10 +23,11 @@ from fastapi.responses import RedirectResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from streamjobs.domain.access import Actor
-from streamjobs.domain.errors import Conflict, InvalidInput, StreamjobsError
+from streamjobs.domain.errors import Conflict, InvalidInput, NotFound, StreamjobsError
 from streamjobs.services.checkpoint_state import kept_checkpoint_notice
 from streamjobs.services.jobs import job_document
 from streamjobs.services.rule_states import rule_states
+from streamjobs.web.job_api_operations import api_operations
 from streamjobs.web.job_notifications import (
     NotificationsTab,
     placed_errors,
@@ -43,20 +46,14 @@ from streamjobs.web.job_view import (
 )
 from streamjobs.web.notices import redirect_with_notices
 from streamjobs.web.pages import page_actor, render, services_of
+from streamjobs.web.snapshot_view import ReplayOffer, replay_offer, snapshots_tab
+from streamjobs.web.upgrade_view import CheckView, job_upgrades
 
 router = APIRouter()
 
-TABS = ("applications", "details", "notifications")
+TABS = ("applications", "details", "snapshots", "notifications", "state")
 REFRESH_SECONDS = 5
 """How often the page asks for its applications again while one of them is active."""
-
-
-@dataclass(frozen=True)
-class ApiOperation:
-    """A ready-to-copy ``curl`` command for one REST call about the job."""
-
-    title: str
-    command: str
 
 
 def application_filters(
@@ -80,7 +77,7 @@ def job_detail_page(
     filters: ApplicationFilters = Depends(application_filters),
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    return _detail_page(request, name, actor, filters=filters, tab=tab)
+    return detail_page(request, name, actor, filters=filters, tab=tab)
 
 
 @router.get("/jobs/{name}/live")
@@ -105,6 +102,8 @@ def job_live_part(
         filters=filters,
         refusals=refusals,
         applications=applications,
+        snapshots=snapshots_tab(services, record, actor, applications, refusals),
+        upgrades=job_upgrades(services, record, actor, applications),
         refresh_seconds=REFRESH_SECONDS,
     )
 
@@ -126,14 +125,36 @@ def job_template_page(request: Request, name: str, actor: Actor = Depends(page_a
 def run_job(
     request: Request,
     name: str,
+    from_snapshot: Annotated[str, Form()] = "",
+    allow_replay: Annotated[bool, Form()] = False,
     actor: Actor = Depends(page_actor),
 ) -> Response:
-    """Start an application and come back to the job's page."""
+    """Start an application, from the job's checkpoint as it is or from a copy of the snapshot
+    ``from_snapshot``, and come back to the job's page. A start from a snapshot its outputs went
+    past is refused with the outputs named, and offered again allowing replay."""
+    services = services_of(request)
     try:
-        services_of(request).applications.run(name, actor=actor)
-    except Conflict as error:
-        return _detail_page(request, name, actor, error=error.detail, status_code=409)
-    return RedirectResponse(job_path(name), status_code=303)
+        started = services.applications.run(
+            name, actor=actor, from_snapshot=from_snapshot or None, allow_replay=allow_replay
+        )
+    except (Conflict, NotFound) as error:
+        if isinstance(error, NotFound) and not from_snapshot:
+            raise
+        return detail_page(
+            request,
+            name,
+            actor,
+            error=error.detail,
+            replay=replay_offer(error, from_snapshot, allow_replay),
+            status_code=409 if isinstance(error, Conflict) else 404,
+        )
+    if not from_snapshot:
+        return RedirectResponse(job_path(name), status_code=303)
+    notice = (
+        f"{started.name} starts from snapshot {from_snapshot}. What the job's checkpoint held "
+        "before, if anything, is kept as a snapshot of kind replaced."
+    )
+    return redirect_with_notices(request, job_path(name), [notice])
 
 
 @router.post("/jobs/{name}/stop")
@@ -170,7 +191,7 @@ def _then_back(
     try:
         action()
     except Conflict as error:
-        return _detail_page(request, name, actor, error=error.detail, status_code=409)
+        return detail_page(request, name, actor, error=error.detail, status_code=409)
     return RedirectResponse(local_path(next, job_path(name)), status_code=303)
 
 
@@ -197,7 +218,7 @@ async def delete_job(
             )
     except Conflict as error:
         return await run_in_threadpool(
-            _detail_page, request, name, actor, error=error.detail, status_code=409
+            detail_page, request, name, actor, error=error.detail, status_code=409
         )
     kept = deleted.kept_checkpoint
     notices = [kept_checkpoint_notice(name, kept)] if kept is not None else []
@@ -218,7 +239,7 @@ def abort_application(
     try:
         services.applications.abort(application_id, actor=actor)
     except Conflict as error:
-        return _detail_page(request, job_name, actor, error=error.detail, status_code=409)
+        return detail_page(request, job_name, actor, error=error.detail, status_code=409)
     return RedirectResponse(local_path(next, job_path(job_name)), status_code=303)
 
 
@@ -248,11 +269,11 @@ def _save_notifications(
         typed = NotificationsTab(
             rows=rows, destinations=(), rules=(), errors=errors, summary=summary, version=version
         )
-        return _detail_page(request, name, actor, tab="notifications", typed=typed, status_code=422)
+        return detail_page(request, name, actor, tab="notifications", typed=typed, status_code=422)
     except Conflict as conflict:
         notice = f"{conflict.detail}. Nothing was saved; what you chose is still below."
         typed = NotificationsTab(rows=rows, destinations=(), rules=(), notice=notice)
-        return _detail_page(request, name, actor, tab="notifications", typed=typed, status_code=409)
+        return detail_page(request, name, actor, tab="notifications", typed=typed, status_code=409)
     return RedirectResponse(f"{job_path(name)}?tab=notifications", status_code=303)
 
 
@@ -286,7 +307,7 @@ def _notifications_tab(
     )
 
 
-def _detail_page(
+def detail_page(
     request: Request,
     name: str,
     actor: Actor,
@@ -295,8 +316,15 @@ def _detail_page(
     tab: str = "applications",
     error: str | None = None,
     typed: NotificationsTab | None = None,
+    snapshot_name: str = "",
+    snapshot_name_error: str | None = None,
+    replay: ReplayOffer | None = None,
+    upgrade_check: CheckView | None = None,
     status_code: int = 200,
 ) -> Response:
+    """The job's page on ``tab``; ``error`` is a refusal shown above the tabs, ``typed`` the
+    Notifications tab and ``snapshot_name`` the Take snapshot form as the person left them;
+    ``upgrade_check`` the Upgrade dialog's answer without script (``web.routes.upgrades``)."""
     services = services_of(request)
     filters = filters or ApplicationFilters()
     record = services.jobs.get(name, actor=actor)
@@ -330,7 +358,13 @@ def _detail_page(
             applications.live.application.id if applications.live.application else None,
             typed,
         ),
-        operations=_api_operations(services.settings.resolved_public_url, name),
+        snapshots=snapshots_tab(
+            services, record, actor, applications, refusals, snapshot_name, snapshot_name_error
+        ),
+        replay=replay if applications.live.application is None else None,
+        upgrades=job_upgrades(services, record, actor, applications),
+        upgrade_check=upgrade_check,
+        operations=api_operations(services.settings.resolved_public_url, name),
         refresh_seconds=REFRESH_SECONDS,
     )
 
@@ -347,19 +381,6 @@ def _resolved_template(request: Request, name: str, actor: Actor) -> dict[str, A
     except StreamjobsError:
         return {}
     return template
-
-
-def _api_operations(server_url: str, name: str) -> list[ApiOperation]:
-    job_url = f"{server_url.rstrip('/')}/api/v1/jobs/{quote(name, safe='')}"
-    auth = '-H "Authorization: Bearer $STREAMJOBS_TOKEN"'
-    return [
-        ApiOperation("Get the job", f"curl {auth} '{job_url}'"),
-        ApiOperation("Run the job", f"curl -X POST {auth} '{job_url}/run'"),
-        ApiOperation("Stop its live application", f"curl -X POST {auth} '{job_url}/stop'"),
-        ApiOperation("Resume its suspended application", f"curl -X POST {auth} '{job_url}/resume'"),
-        ApiOperation("List its applications", f"curl {auth} '{job_url}/applications'"),
-        ApiOperation("Delete the job", f"curl -X DELETE {auth} '{job_url}'"),
-    ]
 
 
 def local_path(target: str, default: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any, get_args
+from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -25,28 +25,12 @@ from streamjobs.domain.errors import (
     LocationTaken,
     NotFound,
 )
-from streamjobs.domain.formats import Syntax, TagKey, TagValue
 from streamjobs.services.catalog import CatalogChoices, catalog_choices
 from streamjobs.services.container import Services
 from streamjobs.services.jobs import job_document
 from streamjobs.store.jobs import JobRecord
-from streamjobs.web.health_rule_rows import (
-    ACTION_CHOICES,
-    COMPARISON_CHOICES,
-    METRIC_CHOICES,
-    RuleRow,
-)
-from streamjobs.web.job_form_controls import (
-    APPLICATION_TYPES,
-    CONFIGURATION_GROUPS,
-    DEPENDENCY_GROUPS,
-    DEPLOYMENTS,
-    GUARANTEES,
-    RESTART_POLICIES,
-    TAGS,
-    standard_deployment_note,
-)
 from streamjobs.web.job_form_errors import FormErrors, form_errors, validation_errors, yaml_errors
+from streamjobs.web.job_form_rendering import form_page, yaml_page
 from streamjobs.web.job_forms import (
     ControlError,
     JobForm,
@@ -59,6 +43,7 @@ from streamjobs.web.job_forms import (
 from streamjobs.web.job_pages import JobPages
 from streamjobs.web.notices import redirect_with_notices
 from streamjobs.web.pages import page_actor, render, services_of
+from streamjobs.web.upgrade_view import checked_form, problems_view
 from streamjobs.web.yaml_text import dump_yaml, read_mapping_text, without_empty
 
 router = APIRouter()
@@ -88,7 +73,7 @@ def new_job_page(
         form = duplicate_form(services.jobs.get(from_job, actor=actor).manifest, from_job)
     else:
         form = _new_form(choices)
-    return _form_page(request, form, JobPages(), choices=choices)
+    return form_page(request, form, JobPages(), choices=choices)
 
 
 @router.post("/jobs/new")
@@ -119,7 +104,7 @@ def new_job_yaml_page(
     if from_job:
         manifest = copy.deepcopy(services_of(request).jobs.get(from_job, actor=actor).manifest)
         manifest["metadata"]["name"] = f"{from_job}-copy"
-    return _yaml_page(request, JobPages(), dump_yaml(without_empty(manifest)))
+    return yaml_page(request, JobPages(), dump_yaml(without_empty(manifest)))
 
 
 @router.post("/jobs/new/yaml")
@@ -145,7 +130,7 @@ def create_job_from_yaml(
 @router.get("/jobs/{name}/configure")
 def configure_page(request: Request, name: str, actor: Actor = Depends(page_actor)) -> Response:
     record = services_of(request).jobs.get(name, actor=actor)
-    return _form_page(request, form_from_manifest(job_document(record)), JobPages(name))
+    return form_page(request, form_from_manifest(job_document(record)), JobPages(name))
 
 
 @router.post("/jobs/{name}/configure")
@@ -167,10 +152,42 @@ def configure_job(
     )
 
 
+@router.post("/jobs/{name}/configure/check")
+def check_job_form(
+    request: Request,
+    name: str,
+    actor: Actor = Depends(page_actor),
+    fields: FormFields = Depends(submitted_fields),
+) -> Response:
+    """Check compatibility: whether the spec as typed could continue from the checkpoint of the
+    job's running application, saving nothing (``web.upgrade_view``); the report under the
+    form (for htmx, the report alone), or the form's problems at their fields."""
+    services = services_of(request)
+    form = replace(form_from_fields(fields), name=name, duplicate_of="")
+    built = manifest_from_form(form, services.jobs.get(name, actor=actor).manifest)
+    problems = list(validation_errors(services, built.manifest)) if built.problems else []
+    check = None
+    if not built.problems:
+        try:
+            check = checked_form(services, name, built.manifest, actor)
+        except InvalidInput as invalid:
+            problems = list(invalid.errors)
+    htmx = request.headers.get("HX-Request") == "true"
+    if check is not None:
+        if htmx:
+            return render(request, "upgrade_check.html", check=check)
+        return form_page(request, form, JobPages(name), check=check)
+    if htmx:
+        listed = [FieldError(item.path, item.message) for item in built.problems] + problems
+        return render(request, "upgrade_check.html", check=problems_view(listed))
+    errors = form_errors(built.problems, problems, form)
+    return form_page(request, form, JobPages(name), errors=errors, status_code=422)
+
+
 @router.get("/jobs/{name}/yaml")
 def job_yaml_page(request: Request, name: str, actor: Actor = Depends(page_actor)) -> Response:
     record = services_of(request).jobs.get(name, actor=actor)
-    return _yaml_page(request, JobPages(name), dump_yaml(without_empty(_versioned(record))))
+    return yaml_page(request, JobPages(name), dump_yaml(without_empty(_versioned(record))))
 
 
 @router.post("/jobs/{name}/yaml")
@@ -206,21 +223,21 @@ def _save_form(
     if built.problems:
         service_errors = validation_errors(services_of(request), built.manifest)
         errors = form_errors(built.problems, service_errors, form)
-        return _form_page(request, form, pages, errors=errors, status_code=422)
+        return form_page(request, form, pages, errors=errors, status_code=422)
     try:
         record = save(built.manifest)
     except InvalidInput as invalid:
         errors = form_errors((), invalid.errors, form)
-        return _form_page(request, form, pages, errors=errors, status_code=422)
+        return form_page(request, form, pages, errors=errors, status_code=422)
     except LocationTaken as taken:
         errors = form_errors((), taken.errors, form)
-        return _form_page(request, form, pages, errors=errors, status_code=409)
+        return form_page(request, form, pages, errors=errors, status_code=409)
     except AlreadyExists as exists:
         errors = FormErrors((ControlError("name", exists.detail, path="metadata.name"),))
-        return _form_page(request, form, pages, errors=errors, status_code=409)
+        return form_page(request, form, pages, errors=errors, status_code=409)
     except Conflict as conflict:
         notice = f"{conflict.detail}. {STALE_VERSION_ADVICE}"
-        return _form_page(request, form, pages, notice=notice, status_code=409)
+        return form_page(request, form, pages, notice=notice, status_code=409)
     return _to_job_page(request, record, pages)
 
 
@@ -231,21 +248,21 @@ def _save_yaml(request: Request, text: str, pages: JobPages, *, save: SaveManife
         errors = FormErrors(
             tuple(ControlError("manifest", p.message, line=p.line) for p in read.problems)
         )
-        return _yaml_page(request, pages, text, errors=errors, status_code=422)
+        return yaml_page(request, pages, text, errors=errors, status_code=422)
     try:
         record = save(document)
     except InvalidInput as invalid:
         errors = yaml_errors(read.lines, invalid.errors)
-        return _yaml_page(request, pages, text, errors=errors, status_code=422)
+        return yaml_page(request, pages, text, errors=errors, status_code=422)
     except LocationTaken as taken:
         errors = yaml_errors(read.lines, taken.errors)
-        return _yaml_page(request, pages, text, errors=errors, status_code=409)
+        return yaml_page(request, pages, text, errors=errors, status_code=409)
     except AlreadyExists as exists:
         errors = yaml_errors(read.lines, [FieldError("metadata.name", exists.detail)])
-        return _yaml_page(request, pages, text, errors=errors, status_code=409)
+        return yaml_page(request, pages, text, errors=errors, status_code=409)
     except Conflict as conflict:
         notice = f"{conflict.detail}. {STALE_VERSION_ADVICE}"
-        return _yaml_page(request, pages, text, notice=notice, status_code=409)
+        return yaml_page(request, pages, text, notice=notice, status_code=409)
     return _to_job_page(request, record, pages)
 
 
@@ -263,75 +280,8 @@ def _form_as_yaml(
     built = manifest_from_form(form, base)
     if built.problems:
         errors = form_errors(built.problems, (), form)
-        return _form_page(request, form, pages, errors=errors, status_code=422)
-    return _yaml_page(request, pages, dump_yaml(without_empty(built.manifest)))
-
-
-def _form_page(
-    request: Request,
-    form: JobForm,
-    pages: JobPages,
-    *,
-    choices: CatalogChoices | None = None,
-    errors: FormErrors | None = None,
-    notice: str | None = None,
-    status_code: int = 200,
-) -> Response:
-    choices = choices or catalog_choices(services_of(request).store)
-    return render(
-        request,
-        "job_form.html",
-        status_code=status_code,
-        nav="jobs",
-        form=form,
-        pages=pages,
-        errors=errors or FormErrors(),
-        notice=notice,
-        choices=choices,
-        node_types=[
-            (
-                n.name,
-                f"{n.name} · {n.cores} {'core' if n.cores == 1 else 'cores'}, {n.memory_mb} MB",
-            )
-            for n in choices.node_types
-        ],
-        bundles=[(name, name) for name in choices.bundles],
-        application_types=APPLICATION_TYPES,
-        deployments=DEPLOYMENTS,
-        restart_policies=RESTART_POLICIES,
-        guarantees=GUARANTEES,
-        tags_group=TAGS,
-        configuration_groups=CONFIGURATION_GROUPS,
-        standard_deployment_note=standard_deployment_note(services_of(request).launchers),
-        dependency_groups=DEPENDENCY_GROUPS,
-        tag_key_syntax=_syntax(TagKey),
-        tag_value_syntax=_syntax(TagValue),
-        health_metrics=METRIC_CHOICES,
-        health_comparisons=COMPARISON_CHOICES,
-        health_actions=ACTION_CHOICES,
-        health_default=RuleRow(),
-    )
-
-
-def _yaml_page(
-    request: Request,
-    pages: JobPages,
-    text: str,
-    *,
-    errors: FormErrors | None = None,
-    notice: str | None = None,
-    status_code: int = 200,
-) -> Response:
-    return render(
-        request,
-        "job_yaml.html",
-        status_code=status_code,
-        nav="jobs",
-        pages=pages,
-        text=text,
-        errors=errors or FormErrors(),
-        notice=notice,
-    )
+        return form_page(request, form, pages, errors=errors, status_code=422)
+    return yaml_page(request, pages, dump_yaml(without_empty(built.manifest)))
 
 
 def _new_form(choices: CatalogChoices) -> JobForm:
@@ -367,11 +317,6 @@ def _versioned(record: JobRecord) -> dict[str, Any]:
     manifest = copy.deepcopy(record.manifest)
     manifest["metadata"]["resourceVersion"] = str(record.version)
     return manifest
-
-
-def _syntax(annotated: Any) -> Syntax:
-    """The string syntax of a manifest type such as ``TagKey``, for the browser's live check."""
-    return next(item for item in get_args(annotated) if isinstance(item, Syntax))
 
 
 def _first(fields: FormFields, name: str) -> str:

@@ -11,6 +11,10 @@
     // An item of a row's menu is hidden once chosen: focus goes back to the menu's button.
     const menuButton = opener?.closest(".menu")?.querySelector("[data-menu-button]");
     dialog.returnFocusTo = menuButton || opener || document.activeElement;
+    // A snapshot's "Start from it" opens Run from… with that snapshot chosen; Run from… itself
+    // opens it on the checkpoint as it is.
+    const startFrom = dialog.querySelector('select[name="from_snapshot"]');
+    if (startFrom) startFrom.value = opener?.dataset.startFrom ?? "";
     dialog.showModal();
   }
 
