@@ -139,11 +139,14 @@ def answers_of_every_get_route(services: Services, job: str, application_id: str
         collection = template.split("/")[3]
         if "{name}" in template and collection not in names:
             continue  # a connection: the job uses none
+        if template.count("{") > 1:
+            continue  # a snapshot or an upgrade of the job: it has none
         path = template.format(
             name=names.get(collection), application_id=application_id, bundle="default"
         )
         response = client.get(path, headers={"Authorization": f"Bearer {token}"})
-        assert response.status_code == 200, (path, response.text)
+        refused_state = template.endswith("/state") and response.status_code == 409
+        assert response.status_code == 200 or refused_state, (path, response.text)
         answers.append(response.text)
     assert len(answers) >= 20
     return answers
