@@ -181,7 +181,10 @@ def assert_counted_once(
     )
     rows = output_rows(spark, table)
     assert duplicates(rows) == [], rows
-    assert {(start, key): n for start, key, n in rows} == expected
+    found = {(start, key): n for start, key, n in rows}
+    wrong = {pair: (found.get(pair), expected.get(pair)) for pair in found.keys() | expected.keys()}
+    wrong = {pair: counts for pair, counts in wrong.items() if counts[0] != counts[1]}
+    assert not wrong, f"(window, key): (found, expected) {sorted(wrong.items())}"
 
 
 # -- the server -------------------------------------------------------------------------------

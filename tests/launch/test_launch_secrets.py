@@ -56,13 +56,14 @@ def test_stored_secrets_reach_the_driver_and_no_command_line_or_log(
     services = open_services(settings, clock=FakeClock(), launchers=launchers_for(settings))
     services.secrets.put("default", "api-key", ENV_VALUE, actor=ANA)
     services.secrets.put("default", "s3-secret", CONF_VALUE, actor=ANA)
-    release = tmp_path / "release"
+    # the driver sees its attempt directory (its working directory's parent), not tmp_path
+    release = "../release"
     manifest = python_app_manifest(
         "probe",
         "secret_probe.py",
         "API_KEY",
         SETTING,
-        str(release),
+        release,
         configuration={
             "envSecrets": {"API_KEY": "api-key"},
             "sparkConfSecrets": {SETTING: "s3-secret"},
@@ -109,7 +110,7 @@ def test_stored_secrets_reach_the_driver_and_no_command_line_or_log(
         assert ENV_VALUE not in text
         assert CONF_VALUE not in text
 
-    release.touch()
+    (Path(handle.directory) / "release").touch()
     assert drivers.wait_exited(launcher, handle) == 0
     properties = Path(handle.directory) / SECRET_CONF_FILE
     assert properties.stat().st_mode & 0o777 == 0o600
