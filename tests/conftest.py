@@ -45,6 +45,7 @@ MARKERS = {
     "postgres": "needs a real PostgreSQL server (started by the postgres_server fixture)",
     "snapshots": "snapshots, starts from a snapshot, upgrades and the look inside a job's state",
     "browser": "drives Debian's Chromium (/usr/bin/chromium) with Playwright against a real server",
+    "multihost": "runs across hosts made of network namespaces (tests/multihost: root, ip netns)",
 }
 
 

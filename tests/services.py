@@ -2,13 +2,16 @@
 
 Tests use the real thing rather than mocks. ``PostgresServer`` creates a throwaway cluster with
 ``initdb``, listening only on 127.0.0.1 (and on a unix socket inside its own directory) with trust
-authentication, and hands out one fresh database per test. As root it runs the server as the
-``postgres`` OS user, because ``initdb`` refuses to run as root.
+authentication, and hands out one fresh database per test. Started with another
+``listen_address`` of this machine (the multi-host tests' bridge address), it listens there instead
+and trusts the clients of that address's /24, where the tests' network namespaces are. As root it
+runs the server as the ``postgres`` OS user, because ``initdb`` refuses to run as root.
 """
 
 from __future__ import annotations
 
 import glob
+import ipaddress
 import os
 import pwd
 import shutil
@@ -25,8 +28,9 @@ from streamjobs.launch.ports import free_loopback_port
 
 POSTGRES_SEARCH_PATTERN = "/usr/lib/postgresql/*/bin"
 SUPERUSER = "postgres"
+LOOPBACK = "127.0.0.1"
+CLIENT_PREFIX_LENGTH = 24
 SERVER_SETTINGS = {
-    "listen_addresses": "127.0.0.1",
     "fsync": "off",  # a throwaway cluster: durability only costs time
     "synchronous_commit": "off",
     "full_page_writes": "off",
@@ -67,19 +71,28 @@ class PostgresServer:
     directory: Path
     port: int
     os_user: str | None
+    listen_address: str = LOOPBACK
 
     @classmethod
-    def start(cls, bin_dir: Path) -> PostgresServer:
-        """Create a cluster in a new temporary directory and start it on a free local port."""
+    def start(cls, bin_dir: Path, *, listen_address: str = LOOPBACK) -> PostgresServer:
+        """Create a cluster in a new temporary directory and start it on a free port of
+        ``listen_address`` (an address of this machine)."""
         os_user = _server_os_user()
         directory = Path(tempfile.mkdtemp(prefix="streamjobs-postgres-"))
         if os_user is not None:
             account = pwd.getpwnam(os_user)
             os.chown(directory, account.pw_uid, account.pw_gid)
         port = free_loopback_port()
-        server = cls(bin_dir=bin_dir, directory=directory, port=port, os_user=os_user)
+        server = cls(
+            bin_dir=bin_dir,
+            directory=directory,
+            port=port,
+            os_user=os_user,
+            listen_address=listen_address,
+        )
         try:
             server._init_cluster()
+            server._trust_clients()
             server._start()
         except BaseException:
             shutil.rmtree(directory, ignore_errors=True)
@@ -96,7 +109,7 @@ class PostgresServer:
 
     def url_for(self, database: str) -> str:
         """The SQLAlchemy URL of ``database`` on this server."""
-        return f"postgresql+psycopg://{SUPERUSER}@127.0.0.1:{self.port}/{database}"
+        return f"postgresql+psycopg://{SUPERUSER}@{self.listen_address}:{self.port}/{database}"
 
     def create_database(self) -> str:
         """Create an empty database with a unique name and return that name."""
@@ -132,9 +145,18 @@ class PostgresServer:
             "--no-sync",
         )
 
+    def _trust_clients(self) -> None:
+        """Off loopback, also trust connections from the listen address's /24."""
+        if self.listen_address == LOOPBACK:
+            return
+        clients = ipaddress.ip_interface(f"{self.listen_address}/{CLIENT_PREFIX_LENGTH}").network
+        with (self.data_dir / "pg_hba.conf").open("a", encoding="utf-8") as rules:
+            rules.write(f"host all all {clients} trust\n")
+
     def _start(self) -> None:
         settings = {
             **SERVER_SETTINGS,
+            "listen_addresses": self.listen_address,
             "port": str(self.port),
             "unix_socket_directories": str(self.directory),
         }
@@ -170,7 +192,11 @@ class PostgresServer:
 
     def _administer(self, statement: sql.Composed) -> None:
         with psycopg.connect(
-            host="127.0.0.1", port=self.port, user=SUPERUSER, dbname="postgres", autocommit=True
+            host=self.listen_address,
+            port=self.port,
+            user=SUPERUSER,
+            dbname="postgres",
+            autocommit=True,
         ) as connection:
             connection.execute(statement)
 

@@ -3,7 +3,10 @@ its HTTP application. ``streamjobs server``, the tests' servers and the bench al
 so what they run is what the server runs.
 
 Building opens the store and checks it first (``services.container.open_services``): a store
-that cannot be served stops the build with ``StoreUnusable`` before anything answers.
+that cannot be served stops the build with ``StoreUnusable`` before anything answers. A server
+that would supervise a SQLite store another server supervises already stops the build with
+``SupervisorRefused`` (``supervisor.single_server``); on PostgreSQL it waits as a standby
+(``supervisor.leadership``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from streamjobs.api.metrics import MetricsPort, ServerMetrics
 from streamjobs.console_log import server_log_config
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.manifest import Deployment
+from streamjobs.http.server_role import Supervision, WithoutSupervisor
 from streamjobs.launch.base import Launcher
 from streamjobs.launch.spark_ui import read_executors
 from streamjobs.notify.worker import DeliveryTerms, DeliveryWorker
@@ -30,7 +34,7 @@ from streamjobs.settings import Settings
 from streamjobs.supervisor.executors import ExecutorReader
 from streamjobs.supervisor.loop import Supervisor
 from streamjobs.supervisor.nudge import AsgiApp, nudging
-from streamjobs.supervisor.server import supervisor_for
+from streamjobs.supervisor.server import leadership_for, supervisor_for
 
 
 @dataclass(frozen=True)
@@ -145,17 +149,26 @@ def server_over(
     if supervise is None:
         supervise = services.settings.supervisor
     metrics = ServerMetrics(MetricsReader(store=services.store, clock=services.clock))
-    supervisor = (
-        supervisor_for(
-            services, executor_reader=executor_reader, tick_timer=metrics.tick_duration.time
-        )
-        if supervise
-        else None
+    supervisor: Supervisor | None = None
+    supervision: Supervision = WithoutSupervisor(
+        services.store, services.settings.resolved_server_name
     )
+    if supervise:
+        leadership = leadership_for(services)
+        leadership.claim_file_lock()  # SQLite: refused here when another server supervises
+        supervisor = supervisor_for(
+            services,
+            executor_reader=executor_reader,
+            tick_timer=metrics.tick_duration.time,
+            leadership=leadership,
+        )
+        supervision = leadership
+    app = create_app(services=services, server_metrics=metrics)
+    app.state.supervision = supervision
     return Server(
         services=services,
         supervisor=supervisor,
-        app=create_app(services=services, server_metrics=metrics),
+        app=app,
         metrics=metrics,
         delivery=delivery_worker_for(services) if services.settings.delivery else None,
     )

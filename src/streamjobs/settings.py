@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import socket
 from pathlib import Path
 
 from pydantic import Field, SecretStr, ValidationInfo, field_validator
@@ -83,7 +84,43 @@ class Settings(BaseSettings):
     )
     spark_worker_dirs: list[Path] = Field(
         default_factory=list,
-        description="The standalone workers' work directories, where executor logs are read.",
+        description="The standalone workers' work directories, where executor logs are read "
+        "when the workers are on this machine; else they are read from each worker's web UI.",
+    )
+    spark_master_rest_url: str | None = Field(
+        default=None,
+        description="The standalone master's REST submission server, through which "
+        "`deployMode: cluster` drivers are submitted, followed and killed; default "
+        "http://<master host>:6066 (the master needs spark.master.rest.enabled=true).",
+    )
+    spark_master_web_url: str | None = Field(
+        default=None,
+        description="The standalone master's web UI, whose /json/ says where the workers' web "
+        "UIs are (executors' and cluster-mode drivers' logs are read there); default "
+        "http://<master host>:8080.",
+    )
+    driver_host: str | None = Field(
+        default=None,
+        description="The address client-mode drivers advertise to executors (spark.driver.host);"
+        " default: for a master on another host, this machine's address on the route to it, "
+        "else 127.0.0.1.",
+    )
+    driver_bind_address: str | None = Field(
+        default=None,
+        description="The address client-mode drivers listen on (spark.driver.bindAddress); "
+        "default the driver host.",
+    )
+    server_name: str | None = Field(
+        default=None,
+        description="This server's name in the supervisor's lease and the UI's footer; default "
+        "<hostname>:<port>.",
+    )
+    lease_seconds: float = Field(
+        default=15.0,
+        ge=2,
+        description="How long the supervisor's lease holds without renewal (PostgreSQL stores "
+        "with several servers): a standby server takes over this long after the leader is lost. "
+        "The leader renews it every third of that.",
     )
     progress_kept: int = Field(
         default=200, ge=1, description="How many progress reports are kept per application."
@@ -326,6 +363,10 @@ class Settings(BaseSettings):
     @property
     def resolved_public_url(self) -> str:
         return self.public_url or f"http://{self.host}:{self.port}"
+
+    @property
+    def resolved_server_name(self) -> str:
+        return self.server_name or f"{socket.gethostname()}:{self.port}"
 
     @property
     def apps_directory(self) -> Path:

@@ -160,22 +160,26 @@ class StandaloneCluster:
     master_url: str
     web_url: str
     worker_dirs: tuple[Path, ...]
+    rest_url: str
+    """The master's REST submission server, which cluster deploy mode submits through."""
 
 
 @pytest.fixture(scope="session")
 def standalone_cluster(
     java: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[StandaloneCluster]:
-    """A Spark standalone master and two workers (1 core, 1 GB each) on 127.0.0.1."""
+    """A Spark standalone master (with its REST submission server) and two workers (1 core,
+    1 GB each) on 127.0.0.1."""
     root = tmp_path_factory.mktemp("standalone")
     spark_home = Toolchain.installed().spark_home
     spark_class = str(spark_home / "bin" / "spark-class")
     environment = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_HOME": str(spark_home)}
-    master_port, master_web_port = free_loopback_ports(2)
+    master_port, master_web_port, rest_port = free_loopback_ports(3)
     master_url = f"spark://127.0.0.1:{master_port}"
+    rest_options = f"-Dspark.master.rest.enabled=true -Dspark.master.rest.port={rest_port}"
     processes: list[subprocess.Popen[bytes]] = []
 
-    def start(name: str, *arguments: str) -> None:
+    def start(name: str, *arguments: str, options: str = "") -> None:
         with open(root / f"{name}.log", "wb") as log:
             processes.append(
                 subprocess.Popen(
@@ -183,7 +187,7 @@ def standalone_cluster(
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
-                    env=environment,
+                    env={**environment, "SPARK_MASTER_OPTS": options},
                     start_new_session=True,
                 )
             )
@@ -195,6 +199,7 @@ def standalone_cluster(
             "org.apache.spark.deploy.master.Master",
             *("--host", "127.0.0.1", "--port", str(master_port)),
             *("--webui-port", str(master_web_port)),
+            options=rest_options,
         )
         for number, work_dir in enumerate(worker_dirs, start=1):
             work_dir.mkdir()
@@ -211,7 +216,12 @@ def standalone_cluster(
             timeout=120,
             what="the standalone master to see both workers",
         )
-        yield StandaloneCluster(master_url=master_url, web_url=web_url, worker_dirs=worker_dirs)
+        yield StandaloneCluster(
+            master_url=master_url,
+            web_url=web_url,
+            worker_dirs=worker_dirs,
+            rest_url=f"http://127.0.0.1:{rest_port}",
+        )
     finally:
         _stop_groups(processes)
 

@@ -55,6 +55,10 @@ def every_field() -> dict[str, list[str]]:
         "driver": ["medium"],
         "executor": ["large"],
         "executors": ["3"],
+        "deploy_mode": ["cluster"],
+        "dynamic": ["true"],
+        "min_executors": ["1"],
+        "initial_executors": ["2"],
         "restart_policy": ["OnFailure"],
         "submission_retries": ["2"],
         "submission_retry_interval": ["10"],
@@ -105,6 +109,10 @@ class TestFormToManifest:
                     "driver": "medium",
                     "executor": "large",
                     "executors": 3,
+                    "deployMode": "cluster",
+                    "dynamic": True,
+                    "minExecutors": 1,
+                    "initialExecutors": 2,
                 },
                 "restartPolicy": {
                     "type": "OnFailure",
@@ -144,7 +152,18 @@ class TestFormToManifest:
         assert not dropped & present
 
     def test_executors_only_for_standard_and_dropped_from_the_base_for_single_node(self) -> None:
-        base = {"spec": {"instance": {"executor": "medium", "executors": 2, "dynamic": True}}}
+        base = {
+            "spec": {
+                "instance": {
+                    "executor": "medium",
+                    "executors": 2,
+                    "dynamic": True,
+                    "deployMode": "cluster",
+                    "minExecutors": 1,
+                    "initialExecutors": 1,
+                }
+            }
+        }
         fields = every_field() | {"deployment": ["singleNode"]}
         instance = manifest_from_form(form_from_fields(fields), base).manifest["spec"]["instance"]
         assert instance == {"deployment": "singleNode", "driver": "medium"}
@@ -188,8 +207,12 @@ class TestFormToManifest:
         base = pipeline_manifest("ticks")
         base["spec"]["restartPolicy"] = {"type": "OnFailure", "backoff": "exponential"}
         base["spec"]["processing"] = {"snapshotIntervalMillis": 500, "suspendOnFailure": True}
-        base["spec"]["instance"] = {"deployment": "standard", "dynamic": True}
-        fields = every_field() | {"app_type": ["pipeline"], "pipeline": [DEFAULT_PIPELINE]}
+        base["spec"]["instance"] = {"deployment": "standard", "dynamic": True, "minExecutors": 2}
+        fields = every_field() | {
+            "app_type": ["pipeline"],
+            "pipeline": [DEFAULT_PIPELINE],
+            "dynamic": ["false"],
+        }
         spec = manifest_from_form(form_from_fields(fields), base).manifest["spec"]
         assert spec["restartPolicy"]["backoff"] == "exponential"
         assert spec["restartPolicy"]["onFailureRetries"] == 3
@@ -198,7 +221,8 @@ class TestFormToManifest:
             "suspendOnFailure": True,
             "guarantee": "EXACTLY_ONCE",
         }
-        assert spec["instance"]["dynamic"] is True
+        assert spec["instance"]["dynamic"] is False  # the form shows it: its choice wins
+        assert "minExecutors" not in spec["instance"]  # without dynamic allocation, dropped
 
     def test_empty_optional_fields_are_left_out_so_their_defaults_apply(self) -> None:
         fields = {
@@ -280,6 +304,8 @@ class TestManifestToForm:
         assert form.rows["env"] == (Row(key="TZ", value="UTC"),)
         assert form.rows["arguments"] == (Row("--since"), Row("yesterday"))
         assert form.executors == "3"
+        assert (form.deploy_mode, form.dynamic) == ("cluster", "true")
+        assert (form.min_executors, form.initial_executors) == ("1", "2")
         assert form.pipeline == DEFAULT_PIPELINE
 
     def test_a_stored_pipeline_is_shown_as_yaml_without_empty_fields(self) -> None:

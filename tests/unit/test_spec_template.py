@@ -83,10 +83,13 @@ class TestResolvedTemplate:
                 "dependencies": {"jars": [], "files": [], "pyFiles": [], "packages": []},
                 "instance": {
                     "deployment": "singleNode",
+                    "deployMode": None,
                     "driver": "small",
                     "executor": None,
                     "executors": None,
                     "dynamic": None,
+                    "minExecutors": None,
+                    "initialExecutors": None,
                     "volume": None,
                 },
                 "restartPolicy": {

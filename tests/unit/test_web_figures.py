@@ -93,3 +93,24 @@ def test_human_picks_the_unit_and_dashes_the_unknown() -> None:
     assert human(1234567, Unit.COUNT) == "1,234,567"
     assert human(2048, Unit.BYTES) == "2.0 KiB"
     assert human(1500, Unit.MILLISECONDS) == "1.5 s"
+
+
+def test_what_removed_executors_did_counts_but_not_what_they_held() -> None:
+    removed = {
+        "id": "1",
+        "is_active": False,
+        "total_cores": 2,
+        "completed_tasks": 12,
+        "task_time_ms": 9000,
+        "shuffle_write_bytes": 512,
+        "memory_used_bytes": 4096,
+        "disk_used_bytes": 100,
+        "rdd_blocks": 3,
+    }
+    active = {**removed, "id": "2", "is_active": True, "completed_tasks": 1, "memory_used_bytes": 8}
+    totals = executor_totals(figures({"id": "driver", "is_active": True}, removed, active))
+    assert totals is not None
+    assert (totals["completed_tasks"], totals["task_time_ms"]) == (13, 18000)
+    assert totals["shuffle_write_bytes"] == 1024
+    assert (totals["memory_used_bytes"], totals["disk_used_bytes"]) == (8, 100)
+    assert (totals["rdd_blocks"], totals["total_cores"]) == (3, 2)

@@ -33,6 +33,7 @@ from streamjobs.api.request_metrics import RequestMetricsMiddleware
 from streamjobs.domain.connections import connection_json_schema
 from streamjobs.domain.destinations import destination_json_schema
 from streamjobs.domain.spec import manifest_json_schema
+from streamjobs.http.server_role import described, supervision_of
 from streamjobs.services.container import Services
 from streamjobs.services.metrics_reading import MetricsReader
 
@@ -99,8 +100,10 @@ def create_api(*, services: Services, server_metrics: ServerMetrics | None = Non
     app.openapi = openapi_with_manifests  # type: ignore[method-assign]
 
     @app.get("/healthz", tags=["meta"], summary="Liveness: answers without authentication")
-    def healthz() -> dict[str, str]:
-        return {"status": "ok", "version": __version__}
+    def healthz(request: Request) -> dict[str, Any]:
+        """Also says this server's name, whether it runs the supervisor (``role``: leader,
+        standby or none) and which server does (``leader``: its name and URL, or null)."""
+        return {"status": "ok", "version": __version__, **described(supervision_of(request))}
 
     app.include_router(meta)
     app.include_router(jobs.router, dependencies=[Depends(require_actor)])

@@ -4,10 +4,11 @@ and template; plus the route drivers report to."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
@@ -263,13 +264,15 @@ def download_log(
     instance: str = Query("driver"),
     attempt: int | None = Query(None, ge=0, le=LARGEST_INTEGER),
     actor: Actor = Depends(require_actor),
-) -> FileResponse:
-    number, path = services_of(request).logs.path(
+) -> Response:
+    number, log = services_of(request).logs.path(
         application_id, actor=actor, instance=instance, attempt=attempt
     )
-    return FileResponse(
-        path, media_type="text/plain", filename=f"{application_id}-{number}-{instance}.log"
-    )
+    filename = f"{application_id}-{number}-{instance}.log"
+    if isinstance(log, Path):
+        return FileResponse(log, media_type="text/plain", filename=filename)
+    disposition = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    return StreamingResponse(log, media_type="text/plain", headers=disposition)
 
 
 def _report_token(application_id: str, request: Request) -> str:

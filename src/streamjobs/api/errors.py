@@ -30,6 +30,7 @@ from streamjobs.domain.errors import (
     TooManyAttempts,
     Unauthenticated,
 )
+from streamjobs.launch.worker_logs import LogUnavailable
 
 PROBLEM_JSON = "application/problem+json"
 API_PREFIXES = ("/api/", "/healthz", "/metrics")
@@ -57,6 +58,7 @@ STATUS_OF: dict[type[StreamjobsError], int] = {
     Forbidden: 403,
     StoreUnavailable: 503,
     TooManyAttempts: 429,
+    LogUnavailable: 502,
 }
 
 

@@ -4,9 +4,10 @@ The tests and ``streamjobs dev kafka`` need a Kafka broker on this machine witho
 Kafka download: ``KafkaBroker`` resolves ``kafka_2.13`` with ``mvn`` (cached in
 ``~/.m2/repository``; a warm cache needs no network), writes a ``server.properties`` for one
 KRaft node that is both broker and controller, formats its storage, and runs ``kafka.Kafka`` with
-``java`` in its own process group. Both listeners bind to 127.0.0.1 only, on free ports. Its
-configuration, log (``broker.log``) and data live in one temporary directory that ``stop()``
-deletes.
+``java`` in its own process group. Both listeners bind to 127.0.0.1 only, on free ports, unless
+``host`` names another address of this machine (the multi-host tests bind it to their private
+network's bridge, so that network namespaces reach it). Its configuration, log (``broker.log``) and
+data live in one temporary directory that ``stop()`` deletes.
 
 A broker started with ``bound_to_starter=True`` (``streamjobs dev kafka``) also dies with the
 thread that started it, however that ends, SIGKILL included: Linux sends the JVM a SIGKILL when
@@ -29,11 +30,13 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from types import TracebackType
 
@@ -79,7 +82,8 @@ class BrokerStartError(Exception):
 
 
 class KafkaBroker:
-    """One KRaft node (broker and controller) on 127.0.0.1, with its data in a temporary dir."""
+    """One KRaft node (broker and controller) on 127.0.0.1 (or ``host``), with its data in a
+    temporary dir."""
 
     def __init__(
         self,
@@ -87,10 +91,13 @@ class KafkaBroker:
         startup_timeout: float = 120.0,
         *,
         bound_to_starter: bool = False,
+        host: str = HOST,
     ) -> None:
         """``bound_to_starter``: the broker is killed when the thread calling ``start`` ends
         (on Linux), so a starter killed with SIGKILL leaves no broker behind; only for a
-        starter whose thread lives as long as the broker should (a command's main thread)."""
+        starter whose thread lives as long as the broker should (a command's main thread).
+        ``host``: the address of this machine both listeners bind to and clients are told."""
+        self.host = host
         self.port = port
         self.bound_to_starter = bound_to_starter
         self.controller_port: int | None = None
@@ -103,7 +110,7 @@ class KafkaBroker:
         """``host:port`` of the broker's listener, for producers, consumers and Spark."""
         if self.port is None or self.process is None:
             raise RuntimeError("the Kafka broker is not running; call start() first")
-        return f"{HOST}:{self.port}"
+        return f"{self.host}:{self.port}"
 
     @property
     def log_file(self) -> Path:
@@ -162,17 +169,30 @@ class KafkaBroker:
     def _listener_ports(self) -> tuple[int, int]:
         """The broker's port (the one given, if any) and a different one for the controller."""
         if self.port is None:
-            broker, controller = free_loopback_ports(2)
+            broker, controller = self._free_ports()
             return broker, controller
-        controller = next(port for port in free_loopback_ports(2) if port != self.port)
+        controller = next(port for port in self._free_ports() if port != self.port)
         return self.port, controller
+
+    def _free_ports(self) -> list[int]:
+        if self.host == HOST:
+            return free_loopback_ports(2)
+        with ExitStack() as probes:  # both probes open at once: two different ports
+            ports: list[int] = []
+            for _ in range(2):
+                probe = probes.enter_context(socket.socket(socket.AF_INET, socket.SOCK_STREAM))
+                probe.bind((self.host, 0))
+                ports.append(int(probe.getsockname()[1]))
+            return ports
 
     def _write_config(self) -> Path:
         assert self.directory is not None
         assert self.port is not None
         assert self.controller_port is not None
         (self.directory / "log4j2.properties").write_text(_LOG4J2_PROPERTIES, encoding="utf-8")
-        settings = server_properties(self.directory / "data", self.port, self.controller_port)
+        settings = server_properties(
+            self.directory / "data", self.port, self.controller_port, host=self.host
+        )
         config = self.directory / "server.properties"
         lines = (f"{key}={value}" for key, value in settings.items())
         config.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -243,14 +263,16 @@ class KafkaBroker:
         return "\n".join([f"last lines of {self.log_file}:", *lines[-LOG_LINES_IN_ERRORS:]])
 
 
-def server_properties(data_dir: Path, port: int, controller_port: int) -> dict[str, str]:
-    """The settings of a combined broker and controller node listening on 127.0.0.1 only."""
+def server_properties(
+    data_dir: Path, port: int, controller_port: int, *, host: str = HOST
+) -> dict[str, str]:
+    """The settings of a combined broker and controller node listening on ``host`` only."""
     return {
         "process.roles": "broker,controller",
         "node.id": str(NODE_ID),
-        "controller.quorum.voters": f"{NODE_ID}@{HOST}:{controller_port}",
-        "listeners": f"PLAINTEXT://{HOST}:{port},CONTROLLER://{HOST}:{controller_port}",
-        "advertised.listeners": f"PLAINTEXT://{HOST}:{port}",
+        "controller.quorum.voters": f"{NODE_ID}@{host}:{controller_port}",
+        "listeners": f"PLAINTEXT://{host}:{port},CONTROLLER://{host}:{controller_port}",
+        "advertised.listeners": f"PLAINTEXT://{host}:{port}",
         "controller.listener.names": "CONTROLLER",
         "inter.broker.listener.name": "PLAINTEXT",
         "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",

@@ -5,12 +5,14 @@ The manifest keeps the Kubernetes fields (``application.image``, ``instance.volu
 there is no Kubernetes backend yet: a job that sets one is refused rather than run without it. A
 python or jvm program manages its own delivery guarantee, so ``processing.guarantee`` belongs to
 pipelines only. And ``deployment: standard`` needs a Spark standalone master, which only the
-server's settings can give; Run checks it against the deployments the server can launch.
+server's settings can give; Run checks it against the deployments the server can launch, and
+against the settings that would leave a cluster on other hosts unable to reach the server or its
+drivers (``cluster_addresses``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 
 from streamjobs.domain.errors import FieldError
 from streamjobs.domain.manifest import ApplicationType, Deployment, JobSpec, StreamingJob
@@ -35,9 +37,51 @@ def unsupported_field_errors(spec: JobSpec) -> Iterator[FieldError]:
         yield FieldError("spec.instance.volume", f"a volume {NEEDS_KUBERNETES}")
     if spec.configuration.config_maps:
         yield FieldError("spec.configuration.configMaps", f"config maps {NEEDS_KUBERNETES}")
+    yield from instance_errors(spec)
     is_program = spec.application.type is not ApplicationType.PIPELINE
     if is_program and spec.processing.guarantee is not None:
         yield FieldError("spec.processing.guarantee", PROGRAM_GUARANTEE)
+
+
+def instance_errors(spec: JobSpec) -> Iterator[FieldError]:
+    """Executor and deploy-mode fields that do not fit the deployment or each other."""
+    instance = spec.instance
+    path = "spec.instance"
+    if instance.deployment is not Deployment.STANDARD:
+        for field, value in (
+            ("deployMode", instance.deploy_mode),
+            ("minExecutors", instance.min_executors),
+            ("initialExecutors", instance.initial_executors),
+        ):
+            if value is not None:
+                yield FieldError(
+                    f"{path}.{field}",
+                    f"is for deployment standard only; this job is {instance.deployment}",
+                )
+        return
+    if not instance.dynamic:
+        for field, value in (
+            ("minExecutors", instance.min_executors),
+            ("initialExecutors", instance.initial_executors),
+        ):
+            if value is not None:
+                yield FieldError(
+                    f"{path}.{field}", "needs dynamic allocation: set spec.instance.dynamic: true"
+                )
+        return
+    most = instance.executors or 1
+    fewest = instance.min_executors or 0
+    if fewest > most:
+        yield FieldError(
+            f"{path}.minExecutors",
+            f"{fewest} is more than spec.instance.executors ({most}), the most there may be",
+        )
+    initial = instance.initial_executors
+    if initial is not None and not fewest <= initial <= most:
+        yield FieldError(
+            f"{path}.initialExecutors",
+            f"{initial} is not between minExecutors ({fewest}) and executors ({most})",
+        )
 
 
 def standard_deployment_missing() -> str:
@@ -58,3 +102,19 @@ def deployment_errors(job: StreamingJob, available: Collection[Deployment]) -> l
     if deployment is Deployment.STANDARD:
         return [FieldError(path, standard_deployment_missing())]
     return [FieldError(path, f"this server cannot run deployment {deployment}")]
+
+
+def cluster_settings_errors(job: StreamingJob, problems: Sequence[str]) -> list[FieldError]:
+    """Why ``job`` cannot run while the server's cluster settings have ``problems``
+    (``cluster_addresses.cluster_address_problems``): a standard job's driver and executors
+    would not reach each other or the server; singleNode jobs run on this machine alone."""
+    if job.spec.instance.deployment is not Deployment.STANDARD:
+        return []
+    return [
+        FieldError(
+            "spec.instance.deployment",
+            f"this server cannot run deployment standard as it is configured: {problem}; "
+            "then restart the server",
+        )
+        for problem in problems
+    ]

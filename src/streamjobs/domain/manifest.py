@@ -15,7 +15,6 @@ from pydantic import Field, JsonValue, model_validator
 
 from streamjobs.domain.alerts import Health, Subscription
 from streamjobs.domain.formats import (
-    AbsolutePath,
     ApplicationFile,
     DatasetReference,
     DnsLabel,
@@ -23,7 +22,6 @@ from streamjobs.domain.formats import (
     ImageReference,
     JavaClassName,
     JobName,
-    KubernetesQuantity,
     Location,
     MavenCoordinate,
     ReferenceName,
@@ -36,11 +34,25 @@ from streamjobs.domain.formats import (
     TagKey,
     TagValue,
 )
+from streamjobs.domain.instance import (
+    DEFAULT_EXECUTOR_NODE_TYPE,
+    Deployment,
+    DeployMode,
+    Instance,
+    Volume,
+)
 from streamjobs.domain.manifest_model import JavaInt, JavaLong, ManifestModel
 
-__all__ = ["JavaInt", "JavaLong", "ManifestModel"]
-
-DEFAULT_EXECUTOR_NODE_TYPE = "medium"
+__all__ = [
+    "DEFAULT_EXECUTOR_NODE_TYPE",
+    "DeployMode",
+    "Deployment",
+    "Instance",
+    "JavaInt",
+    "JavaLong",
+    "ManifestModel",
+    "Volume",
+]
 
 
 class ApplicationType(StrEnum):
@@ -107,13 +119,6 @@ class OutputMode(StrEnum):
     APPEND = "append"
     UPDATE = "update"
     COMPLETE = "complete"
-
-
-class Deployment(StrEnum):
-    """singleNode runs everything in the driver (local[N]); standard adds executors."""
-
-    SINGLE_NODE = "singleNode"
-    STANDARD = "standard"
 
 
 class RestartPolicyType(StrEnum):
@@ -274,38 +279,6 @@ class Dependencies(ManifestModel):
     files: list[Location] = []
     py_files: list[Location] = []
     packages: list[MavenCoordinate] = []
-
-
-class Volume(ManifestModel):
-    """A volume of ``size`` mounted into the job's containers at ``mountPath``."""
-
-    size: KubernetesQuantity
-    mount_path: AbsolutePath
-
-
-class Instance(ManifestModel):
-    """Where the job runs. ``executor``, ``executors`` and ``dynamic`` are for ``standard`` only;
-    there they default to the ``medium`` node type, one executor and no dynamic allocation."""
-
-    deployment: Deployment = Deployment.SINGLE_NODE
-    driver: ReferenceName = "small"
-    """Node type of the driver."""
-    executor: ReferenceName | None = None
-    """Node type of each executor."""
-    executors: JavaInt | None = Field(default=None, ge=1)
-    """Number of executors; with dynamic allocation, the most there may be."""
-    dynamic: bool | None = None
-    """Dynamic allocation of executors."""
-    volume: Volume | None = None
-    """For a Kubernetes deployment, which this version does not have; refused."""
-
-    @model_validator(mode="after")
-    def _fill_standard_defaults(self) -> Self:
-        if self.deployment is Deployment.STANDARD:
-            self.executor = self.executor or DEFAULT_EXECUTOR_NODE_TYPE
-            self.executors = self.executors or 1
-            self.dynamic = bool(self.dynamic)
-        return self
 
 
 class RestartPolicy(ManifestModel):

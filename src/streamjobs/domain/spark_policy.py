@@ -95,11 +95,13 @@ ALWAYS_REFUSED: tuple[_Refusal, ...] = (
     *_taken(
         ["spark.dynamicAllocation.*"],
         "spec.instance.dynamic",
-        "dynamic allocation, up to spec.instance.executors",
+        "dynamic allocation, between spec.instance.minExecutors and spec.instance.executors; "
+        "its timeouts are the job's to set",
     ),
     *_owned(
         ["spark.driver.host", "spark.driver.bindAddress"],
-        "drivers listen on the loopback address only",
+        "drivers listen on the loopback address, or on the cluster's network at the address "
+        "the server's settings give (STREAMJOBS_DRIVER_HOST, STREAMJOBS_DRIVER_BIND_ADDRESS)",
     ),
     *_owned(
         ["spark.ui.enabled", "spark.ui.port", "spark.ui.killEnabled"],
@@ -168,11 +170,26 @@ RESTRICTED: tuple[_Refusal, ...] = (
 )
 """Settings a job may set only if its bundle allows them, each with why they are restricted."""
 
+JOB_DYNAMIC_ALLOCATION_SETTINGS = frozenset(
+    {
+        "spark.dynamicAllocation.executorIdleTimeout",
+        "spark.dynamicAllocation.cachedExecutorIdleTimeout",
+        "spark.dynamicAllocation.schedulerBacklogTimeout",
+        "spark.dynamicAllocation.sustainedSchedulerBacklogTimeout",
+        "spark.dynamicAllocation.shuffleTracking.timeout",
+    }
+)
+"""How fast dynamic allocation adds and gives back executors: the job's to tune, as it never
+takes more than ``spec.instance.executors`` (the rest of ``spark.dynamicAllocation.*`` is
+refused)."""
+
 _ENV_SETTING_PREFIXES = ("spark.executorEnv.", "spark.yarn.appMasterEnv.")
 
 
 def refused_setting_reason(key: str) -> str | None:
     """Why no job may set the Spark setting ``key``, or None if the bundle decides."""
+    if key in JOB_DYNAMIC_ALLOCATION_SETTINGS:
+        return None
     for prefix in _ENV_SETTING_PREFIXES:
         if key.startswith(prefix):
             variable = key.removeprefix(prefix)

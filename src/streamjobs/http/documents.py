@@ -57,10 +57,17 @@ def details_document(details: ApplicationDetails) -> dict[str, Any]:
 
 
 def attempt_document(attempt: AttemptRecord) -> dict[str, Any]:
+    """An attempt: where its driver runs (``deployMode`` local, client or cluster; a cluster-mode
+    driver's ``submissionId`` at the standalone master and the host of its worker), when it
+    started and ended, and how."""
     return {
         "number": attempt.number,
+        "deployMode": deploy_mode_of(attempt),
         "pid": attempt.pid,
+        "submissionId": attempt.submission_id,
         "master": attempt.master,
+        "driverHost": attempt.driver_host,
+        "launchedOn": attempt.launched_on,
         "uiPort": attempt.ui_port,
         "submittedAt": _time(attempt.submitted_at),
         "runningAt": _time(attempt.running_at),
@@ -68,6 +75,17 @@ def attempt_document(attempt: AttemptRecord) -> dict[str, Any]:
         "exitCode": attempt.exit_code,
         "outcome": attempt.outcome,
     }
+
+
+def deploy_mode_of(attempt: AttemptRecord) -> str | None:
+    """``cluster`` for a driver submitted to a standalone master, ``client`` for one on the
+    server's host with a cluster's executors, ``local`` for ``local[N]``; None before the
+    driver started."""
+    if attempt.submission_id:
+        return "cluster"
+    if not attempt.master:
+        return None
+    return "local" if attempt.master.startswith("local") else "client"
 
 
 def event_document(event: ApplicationEventRecord) -> dict[str, Any]:

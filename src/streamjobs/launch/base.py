@@ -81,8 +81,17 @@ class DriverHandle:
     """The process's start time (seconds since the epoch), so a reused pid is not mistaken."""
     directory: str
     ui_port: int
-    """The driver's Spark UI and REST API port on 127.0.0.1."""
+    """The driver's Spark UI and REST API port on ``driver_host``."""
     master: str
+    driver_host: str = "127.0.0.1"
+    """Where the driver's UI and REST API answer: 127.0.0.1 for local drivers, the advertised
+    address of a client-mode driver, the worker's address of a cluster-mode one."""
+    submission_id: str | None = None
+    """A cluster-mode driver's id at the standalone master (``driver-…``); it has no local
+    process (``pid`` 0)."""
+    launched_on: str | None = None
+    """The server host that started a local or client-mode driver: only there can its process
+    be watched and signalled."""
 
 
 class DriverState(StrEnum):

@@ -32,6 +32,8 @@ from streamjobs.launch.attempt_directory import (
     STOP_FILE,
 )
 from streamjobs.launch.base import AttemptSpec, LaunchFailed, NodeSize
+from streamjobs.launch.driver_addresses import LOOPBACK_DRIVER, DriverAddresses
+from streamjobs.launch.executor_settings import DYNAMIC_ALLOCATION_DEFAULTS, executor_settings
 
 PACKAGES_SETTING = "spark.jars.packages"
 JARS_SETTING = "spark.jars"
@@ -51,7 +53,7 @@ SHARED_UMASK = "002"
 
 SPARK_INTERNAL = "spark-internal"
 """A jvm job's main application file when its class is on Spark's own classpath."""
-LOOPBACK = "127.0.0.1"
+LOOPBACK = LOOPBACK_DRIVER.host
 
 
 @dataclass(frozen=True)
@@ -119,8 +121,11 @@ def spark_submit_command(
     ui_port: int,
     toolchain: Toolchain,
     base_environment: Mapping[str, str],
+    driver_addresses: DriverAddresses = LOOPBACK_DRIVER,
 ) -> DriverCommand:
-    """The spark-submit command line and environment that start ``attempt``'s driver."""
+    """The spark-submit command line and environment that start ``attempt``'s driver; a
+    client-mode driver of a cluster listens and is reached at ``driver_addresses``, a local one
+    at 127.0.0.1."""
     job = attempt.job
     configuration = job.spec.configuration
     dependencies = job.spec.dependencies
@@ -137,7 +142,11 @@ def spark_submit_command(
         py_files += attempt.packaged_jars  # as spark-submit --packages does for Python programs
     if py_files:
         argv += ["--py-files", ",".join(py_files)]
-    for key, value in spark_settings(attempt, master=master, ui_port=ui_port, toolchain=toolchain):
+    addresses = addresses_of_driver(master, driver_addresses)
+    settings = spark_settings(
+        attempt, master=master, ui_port=ui_port, toolchain=toolchain, driver_addresses=addresses
+    )
+    for key, value in settings:
         argv += ["--conf", f"{key}={value}"]
     if attempt.spark_conf_secrets:
         check_secret_settings(attempt)
@@ -146,24 +155,42 @@ def spark_submit_command(
     argv += application_arguments(attempt, toolchain=toolchain)
     return DriverCommand(
         argv=tuple(argv),
-        environment=driver_environment(attempt, toolchain, base_environment),
+        environment=driver_environment(
+            attempt, toolchain, base_environment, bind_address=addresses.bind_address
+        ),
     )
 
 
+def addresses_of_driver(master: str, cluster_driver: DriverAddresses) -> DriverAddresses:
+    """A driver's addresses: 127.0.0.1 for ``local[N]`` (nothing else connects to it), else
+    those of the cluster's client-mode drivers."""
+    return LOOPBACK_DRIVER if master.startswith("local") else cluster_driver
+
+
 def spark_settings(
-    attempt: AttemptSpec, *, master: str, ui_port: int, toolchain: Toolchain
+    attempt: AttemptSpec,
+    *,
+    master: str,
+    ui_port: int,
+    toolchain: Toolchain,
+    driver_addresses: DriverAddresses = LOOPBACK_DRIVER,
 ) -> list[tuple[str, str]]:
     """Every ``--conf`` of the driver, in order.
 
     The job's own settings (``sparkConf``, inside ``session_conf``) come after the defaults
     they may change, and before the ones the server owns: node sizes (which quotas count),
-    the UI port the handle records and the loopback addresses stay as the server sets them.
+    the UI port the handle records and the driver's addresses stay as the server sets them:
+    127.0.0.1 for a ``local[N]`` master, else ``driver_addresses``; a cluster-mode driver gets
+    none, the worker it runs on decides.
     """
     job = attempt.job
-    single_node = job.spec.instance.deployment is Deployment.SINGLE_NODE
+    instance = job.spec.instance
+    single_node = instance.deployment is Deployment.SINGLE_NODE
     settings: dict[str, str] = {}
     if job.spec.configuration.java_options:
         settings["spark.executor.extraJavaOptions"] = job.spec.configuration.java_options
+    if instance.dynamic:
+        settings.update(DYNAMIC_ALLOCATION_DEFAULTS)
     settings.update(
         session_conf(
             job,
@@ -182,12 +209,15 @@ def spark_settings(
             "spark.driver.cores": str(attempt.driver.cores),
             "spark.ui.enabled": "true",
             "spark.ui.port": str(ui_port),
-            "spark.driver.host": LOOPBACK,
-            "spark.driver.bindAddress": LOOPBACK,
             "spark.ui.killEnabled": "false",
             UMASK_SETTING: SHARED_UMASK,
         }
     )
+    local = master.startswith("local")
+    if local or not instance.in_cluster_mode:
+        addresses = LOOPBACK_DRIVER if local else driver_addresses
+        settings["spark.driver.host"] = addresses.host
+        settings["spark.driver.bindAddress"] = addresses.bind_address
     if not single_node:
         settings.update(executor_settings(attempt))
     return list(settings.items())
@@ -213,32 +243,6 @@ def check_secret_settings(attempt: AttemptSpec) -> None:
                 "JVM's command line, which every user of the machine can read; it cannot take "
                 "a secret"
             )
-
-
-def executor_settings(attempt: AttemptSpec) -> dict[str, str]:
-    """Executor sizes and counts of a standard job on a standalone cluster."""
-    instance = attempt.job.spec.instance
-    executor = attempt.executor
-    if executor is None:
-        raise LaunchFailed(
-            f"job {attempt.job.name!r} is a standard deployment but its attempt has no "
-            "executor node size (spec.instance.executor)"
-        )
-    executors = instance.executors or 1
-    settings = {
-        "spark.executor.cores": str(executor.cores),
-        "spark.executor.memory": f"{executor.memory_mb}m",
-        "spark.cores.max": str(executor.cores * executors),
-    }
-    if instance.dynamic:
-        settings.update(
-            {
-                "spark.dynamicAllocation.enabled": "true",
-                "spark.dynamicAllocation.shuffleTracking.enabled": "true",
-                "spark.dynamicAllocation.maxExecutors": str(executors),
-            }
-        )
-    return settings
 
 
 def application_arguments(attempt: AttemptSpec, *, toolchain: Toolchain) -> list[str]:
@@ -327,13 +331,19 @@ INHERITED_VARIABLES = frozenset(
 
 
 def driver_environment(
-    attempt: AttemptSpec, toolchain: Toolchain, base_environment: Mapping[str, str]
+    attempt: AttemptSpec,
+    toolchain: Toolchain,
+    base_environment: Mapping[str, str],
+    *,
+    bind_address: str = LOOPBACK,
 ) -> dict[str, str]:
     """The driver's environment, built from an allow-list: ``INHERITED_VARIABLES`` of
     ``base_environment``, the job's ``env``, the attempt's secrets, and last what the server
     decides: the Spark that runs (pyspark's), the Python its Python processes run with (this one,
-    where the runner is installed) and the address its UI listens on (loopback only: Spark's UI
-    binds to ``SPARK_LOCAL_IP``, else to every address)."""
+    where the runner is installed) and the address its UI listens on, ``bind_address``: Spark's
+    UI binds to ``SPARK_LOCAL_IP``, else to every address (loopback for local drivers, the
+    driver's bind address for a cluster's client-mode ones, whose UI the server may read from
+    another host)."""
     environment = {
         key: value for key, value in base_environment.items() if key in INHERITED_VARIABLES
     }
@@ -342,7 +352,7 @@ def driver_environment(
     environment.update(
         {
             "SPARK_HOME": str(toolchain.spark_home),
-            "SPARK_LOCAL_IP": LOOPBACK,
+            "SPARK_LOCAL_IP": bind_address,
             "PYSPARK_PYTHON": toolchain.python,
             "PYSPARK_DRIVER_PYTHON": toolchain.python,
         }

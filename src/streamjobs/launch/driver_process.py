@@ -17,6 +17,7 @@ import itertools
 import json
 import os
 import signal
+import socket
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -43,7 +44,14 @@ from streamjobs.launch.base import (
     DriverState,
     LaunchFailed,
 )
-from streamjobs.launch.command import Toolchain, paths_to_check, spark_submit_command, wrapped
+from streamjobs.launch.command import (
+    Toolchain,
+    addresses_of_driver,
+    paths_to_check,
+    spark_submit_command,
+    wrapped,
+)
+from streamjobs.launch.driver_addresses import LOOPBACK_DRIVER, DriverAddresses
 from streamjobs.launch.ports import free_loopback_port
 from streamjobs.launch.sandbox import BWRAP as SANDBOX_PROGRAM
 from streamjobs.launch.sandbox_host import Sandbox
@@ -69,10 +77,13 @@ class SparkSubmitLauncher:
         toolchain: Toolchain | None = None,
         environment: Mapping[str, str] | None = None,
         sandbox: Sandbox | None = None,
+        driver_addresses: DriverAddresses = LOOPBACK_DRIVER,
     ) -> None:
         """``environment`` is where drivers' environments take the few variables they inherit
         (default: the server's); ``sandbox`` encloses every driver (None: drivers run bare,
-        only for tests of the launcher itself and ``streamjobs`` run without isolation)."""
+        only for tests of the launcher itself and ``streamjobs`` run without isolation);
+        ``driver_addresses`` are those of drivers of a cluster (``launch.driver_addresses``)."""
+        self.driver_addresses = driver_addresses
         self._toolchain = toolchain
         self._environment = environment
         self._sandbox = sandbox
@@ -97,7 +108,9 @@ class SparkSubmitLauncher:
             ui_port=ui_port,
             toolchain=self.toolchain,
             base_environment=os.environ if self._environment is None else self._environment,
+            driver_addresses=self.driver_addresses,
         )
+        driver_host = addresses_of_driver(master, self.driver_addresses).host
         directory = attempt.directory
         try:
             _prepare_directory(attempt)
@@ -113,7 +126,12 @@ class SparkSubmitLauncher:
             exit_code_file=directory / EXIT_CODE_FILE,
             fence=attempt.fence,
         )
-        launch = {"fence": attempt.fence, "ui_port": ui_port, "master": master}
+        launch = {
+            "fence": attempt.fence,
+            "ui_port": ui_port,
+            "master": master,
+            "driver_host": driver_host,
+        }
         (directory / LAUNCH_FILE).write_text(json.dumps(launch), encoding="utf-8")
         try:
             with (
@@ -139,6 +157,8 @@ class SparkSubmitLauncher:
             directory=str(directory),
             ui_port=ui_port,
             master=master,
+            driver_host=driver_host,
+            launched_on=socket.gethostname(),
         )
 
     def poll(self, handle: DriverHandle) -> DriverHealth:
@@ -196,6 +216,8 @@ class SparkSubmitLauncher:
                         directory=str(directory),
                         ui_port=int(launch["ui_port"]),
                         master=str(launch["master"]),
+                        driver_host=str(launch.get("driver_host", LOOPBACK_DRIVER.host)),
+                        launched_on=socket.gethostname(),
                     )
         return DriverHealth(DriverState.EXITED, read_exit_code(directory / EXIT_CODE_FILE, fence))
 

@@ -1,9 +1,16 @@
 """What a running driver says about its executors, read from its Spark REST API.
 
-Every driver serves Spark's UI and REST API on 127.0.0.1 at the port its ``DriverHandle``
-records. ``read_executors`` turns ``/api/v1/applications/<id>/executors`` into plain figures the
-server can store and show (tasks, task time, shuffle, memory, GC...), and gives None when the
-driver does not answer: it is starting, ending, or gone.
+Every driver serves Spark's UI and REST API at the host and port its ``DriverHandle`` records
+(``driver_api_url``): 127.0.0.1 for a local driver, the advertised address of a client-mode one,
+the worker's address of a cluster-mode one once its port is known. ``read_executors`` turns
+``/api/v1/applications/<id>/allexecutors`` into plain figures the server can store and show
+(tasks, task time, shuffle, memory, GC...), and gives None when the driver does not answer: it
+is starting, ending, or gone.
+
+Executors come and go (dynamic allocation gives idle ones back, a lost worker takes its own), so
+the figures list the removed ones too, inactive (Spark keeps the last
+``spark.ui.retainedDeadExecutors``, 100): what they did still counts in the application's totals,
+while ``running_executors`` and the gauges (memory, disk, cores) count the active ones.
 """
 
 from __future__ import annotations
@@ -93,7 +100,7 @@ def read_executors(handle: DriverHandle, timeout: float = 2.0) -> ExecutorFigure
             application_id = _application_id(client)
             if application_id is None:
                 return None
-            response = client.get(f"/applications/{application_id}/executors")
+            response = client.get(f"/applications/{application_id}/allexecutors")
             response.raise_for_status()
             summaries = response.json()
     except (httpx.HTTPError, ValueError):
@@ -121,9 +128,50 @@ def spark_application_id(handle: DriverHandle, timeout: float = 2.0) -> str | No
         return None
 
 
+def executor_log_urls(handle: DriverHandle, timeout: float = 2.0) -> dict[str, str] | None:
+    """The stderr log page of each executor the driver has had (``allexecutors``: also those
+    that came and went), by executor id, as Spark links them (a worker UI's ``/logPage/``);
+    None when the driver's REST API does not answer. The driver's own entry is left out."""
+    try:
+        with _client(handle, timeout) as client:
+            application_id = _application_id(client)
+            if application_id is None:
+                return None
+            response = client.get(f"/applications/{application_id}/allexecutors")
+            response.raise_for_status()
+            summaries = response.json()
+    except (httpx.HTTPError, ValueError):
+        return None
+    if not isinstance(summaries, list):
+        return None
+    urls = {}
+    for summary in summaries:
+        if not isinstance(summary, dict) or summary.get("id") in (None, DRIVER_EXECUTOR_ID):
+            continue
+        links = summary.get("executorLogs")
+        if isinstance(links, dict) and isinstance(links.get("stderr"), str):
+            urls[str(summary["id"])] = links["stderr"]
+    return urls
+
+
+def driver_api_url(handle: DriverHandle) -> str | None:
+    """The root of the driver's REST API (``http://<driver host>:<ui port>/api/v1``); None
+    while its UI port is not known (a cluster-mode driver that has not started its UI yet)."""
+    if not handle.ui_port or not handle.driver_host:
+        return None
+    host = handle.driver_host
+    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{host}:{handle.ui_port}/api/v1"
+
+
 def _client(handle: DriverHandle, timeout: float) -> httpx.Client:
+    """A client of the driver's REST API; ``httpx.ConnectError`` (as for a driver that does not
+    answer) while its address is not known."""
+    base_url = driver_api_url(handle)
+    if base_url is None:
+        raise httpx.ConnectError("the driver's UI port is not known yet")
     return httpx.Client(
-        base_url=f"http://127.0.0.1:{handle.ui_port}/api/v1",
+        base_url=base_url,
         timeout=timeout,
         follow_redirects=True,
         trust_env=False,

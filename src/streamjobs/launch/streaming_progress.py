@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 
 from streamjobs.launch.base import DriverHandle
+from streamjobs.launch.spark_ui import driver_api_url
 
 MICRO_BATCH_DESCRIPTION = re.compile(r"runId = \S+\s+batch = \d+")
 """How Spark describes the jobs of a streaming query's micro-batch."""
@@ -41,10 +42,14 @@ StreamingProgressReader = Callable[[DriverHandle], StreamingProgress | None]
 
 
 def read_streaming_progress(handle: DriverHandle, timeout: float = 2.0) -> StreamingProgress | None:
-    """The driver's streaming progress now; None when its REST API does not answer."""
+    """The driver's streaming progress now, asked at its REST API (``spark_ui.driver_api_url``);
+    None when that does not answer or is not known yet."""
+    base_url = driver_api_url(handle)
+    if base_url is None:
+        return None
     try:
         with httpx.Client(
-            base_url=f"http://127.0.0.1:{handle.ui_port}/api/v1",
+            base_url=base_url,
             timeout=timeout,
             follow_redirects=True,
             trust_env=False,

@@ -1,26 +1,31 @@
 """The logs of an application's driver and executors: listed by instance, read by range, followed.
 
-The launcher that ran an attempt knows where its logs are (``Launcher.log_files``); this asks it
-with the attempt's stored handle, so logs stay readable after the driver ended and after a server
-restart. Ranges and tails are read without loading whole files.
+The launcher that ran an attempt knows where its logs are (``Launcher.log_files``, or
+``worker_logs.LogSources`` for logs on a standalone cluster's workers, read over HTTP); this asks
+it with the attempt's stored handle, so logs stay readable after the driver ended and after a
+server restart. Ranges and tails are read without loading whole files; a log on a worker that
+does not answer is a ``LogUnavailable`` that says so, not a server error.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from streamjobs.domain.access import Actor, JobAction
-from streamjobs.domain.errors import FieldError, InvalidInput, NotFound
+from streamjobs.domain.errors import FieldError, InvalidInput, NotFound, StreamjobsError
 from streamjobs.domain.manifest import Deployment
-from streamjobs.launch import logs
 from streamjobs.launch.base import DriverHandle, Launcher
+from streamjobs.launch.driver_addresses import LOOPBACK_DRIVER
+from streamjobs.launch.worker_logs import LocalLog, LogSource, LogSources
 from streamjobs.services.access import require_job
 from streamjobs.store import AttemptRecord
 from streamjobs.store.db import Store
 
 MAX_TAIL_LINES = 100_000
+LOOPBACK = LOOPBACK_DRIVER.host
 
 
 @dataclass(frozen=True)
@@ -44,10 +49,11 @@ class ApplicationLogs:
 
     def instances(
         self, application_id: str, *, actor: Actor, attempt: int | None = None
-    ) -> dict[str, int]:
-        """Each log instance of the attempt (default: the latest) and its size in bytes."""
-        files = self._files(application_id, attempt, actor)[1]
-        return {name: logs.size(path) for name, path in sorted(files.items())}
+    ) -> dict[str, int | None]:
+        """Each log instance of the attempt (default: the latest) and its size in bytes (None:
+        it is on a worker that does not answer now)."""
+        sources = self._sources(application_id, attempt, actor)[1]
+        return {name: _size(source) for name, source in sorted(sources.items())}
 
     def read(
         self,
@@ -61,22 +67,38 @@ class ApplicationLogs:
         end: int | None = None,
     ) -> LogPiece:
         """The last ``tail`` lines, or bytes ``start``..``end`` (default the whole file)."""
-        number, path = self.path(application_id, actor=actor, instance=instance, attempt=attempt)
-        size = logs.size(path)
-        if tail is not None:
-            if not 0 < tail <= MAX_TAIL_LINES:
-                raise InvalidInput(
-                    [FieldError("query.tail", f"must be between 1 and {MAX_TAIL_LINES}")]
-                )
-            text = "".join(line + "\n" for line in logs.tail_lines(path, tail))
-            return LogPiece(instance, number, text, max(0, size - len(text.encode())), size, size)
+        if tail is not None and not 0 < tail <= MAX_TAIL_LINES:
+            message = f"must be between 1 and {MAX_TAIL_LINES}"
+            raise InvalidInput([FieldError("query.tail", message)])
         first = start or 0
         if first < 0 or (end is not None and end < first):
             raise InvalidInput([FieldError("query.start", "give 0 <= start <= end")])
-        data = logs.read_range(path, first, end)
+        number, source = self.source(
+            application_id, actor=actor, instance=instance, attempt=attempt
+        )
+        size = source.size()
+        if tail is not None:
+            text = "".join(line + "\n" for line in source.tail_lines(tail))
+            return LogPiece(instance, number, text, max(0, size - len(text.encode())), size, size)
+        data = source.read_range(first, end)
         return LogPiece(
             instance, number, data.decode("utf-8", "replace"), first, first + len(data), size
         )
+
+    def source(
+        self,
+        application_id: str,
+        *,
+        actor: Actor,
+        instance: str = "driver",
+        attempt: int | None = None,
+    ) -> tuple[int, LogSource]:
+        """The attempt number and where to read one log instance (``actor`` must see the job)."""
+        record, sources = self._sources(application_id, attempt, actor)
+        if instance not in sources:
+            known = ", ".join(sorted(sources)) or "none yet"
+            raise NotFound("log", f"{instance} of attempt {record.number} (logs: {known})")
+        return record.number, sources[instance]
 
     def path(
         self,
@@ -85,17 +107,21 @@ class ApplicationLogs:
         actor: Actor,
         instance: str = "driver",
         attempt: int | None = None,
-    ) -> tuple[int, Path]:
-        """The attempt number and the file of one log instance (``actor`` must see the job)."""
-        record, files = self._files(application_id, attempt, actor)
-        if instance not in files:
-            known = ", ".join(sorted(files)) or "none yet"
-            raise NotFound("log", f"{instance} of attempt {record.number} (logs: {known})")
-        return record.number, files[instance]
+    ) -> tuple[int, Path | Iterator[bytes]]:
+        """The attempt number and the file of one log instance (``actor`` must see the job); a
+        log that is not a file on this machine comes as its bytes, in pieces."""
+        number, source = self.source(
+            application_id, actor=actor, instance=instance, attempt=attempt
+        )
+        if isinstance(source, LocalLog):
+            return number, source.path
+        pieces = source.chunks()
+        first = next(pieces, b"")  # a worker that does not answer fails here, not mid-answer
+        return number, itertools.chain([first], pieces)
 
-    def _files(
+    def _sources(
         self, application_id: str, attempt: int | None, actor: Actor
-    ) -> tuple[AttemptRecord, dict[str, Path]]:
+    ) -> tuple[AttemptRecord, dict[str, LogSource]]:
         with self._store.transaction() as repos:
             application = repos.applications.get(application_id)
             require_job(repos, actor, application.job_name, application.bundle, JobAction.VIEW)
@@ -116,5 +142,18 @@ class ApplicationLogs:
             directory=record.directory,
             ui_port=record.ui_port or 0,
             master=record.master or "",
+            driver_host=record.driver_host or ("" if record.submission_id else LOOPBACK),
+            submission_id=record.submission_id,
+            launched_on=record.launched_on,
         )
-        return record, launcher.log_files(handle)
+        if isinstance(launcher, LogSources):
+            return record, launcher.log_sources(handle)
+        return record, {name: LocalLog(path) for name, path in launcher.log_files(handle).items()}
+
+
+def _size(source: LogSource) -> int | None:
+    """The log's size; None when it cannot be read now (its worker does not answer)."""
+    try:
+        return source.size()
+    except StreamjobsError:
+        return None

@@ -12,13 +12,13 @@ and each is a whole transaction, run again when the database rolls it back for c
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from streamjobs.domain.access import Actor, JobAction
 from streamjobs.domain.clock import Clock
-from streamjobs.domain.deployment_rules import deployment_errors
+from streamjobs.domain.deployment_rules import cluster_settings_errors, deployment_errors
 from streamjobs.domain.errors import Conflict, InvalidInput, NotFound
 from streamjobs.domain.jar_requests import JarRequest
 from streamjobs.domain.manifest import Deployment, StreamingJob
@@ -64,13 +64,16 @@ class ApplicationService(ApplicationReads):
         jar_failures: Callable[[JarRequest], str | None] | None = None,
         deployments: Collection[Deployment] = tuple(Deployment),
         snapshots: Restorer | None = None,
+        cluster_problems: Sequence[str] = (),
     ) -> None:
         """``jar_failures`` tells how the latest resolution of a job's jars failed, if it did
         (``launch.jars``): Run and Resume refuse such a job rather than fail at its launch.
         ``deployments`` are those the server can launch (standard needs a standalone master).
         ``snapshots`` restores a job's checkpoint from a snapshot (None: no Run starts from
-        one)."""
+        one). ``cluster_problems`` keep the server's standalone cluster from reaching it or its
+        drivers (``domain.cluster_addresses``): standard jobs cannot run while there are any."""
         self._snapshots = snapshots
+        self._cluster_problems = tuple(cluster_problems)
         self._store = store
         self._clock = clock
         self._checkpoint_root = checkpoint_root
@@ -254,7 +257,11 @@ class ApplicationService(ApplicationReads):
         """The job, once nothing it needs is known to be missing; a Run ``starting`` from the
         job's initial snapshot also needs that snapshot."""
         job = parse_manifest(manifest, checkpoint_root=self._checkpoint_root)
-        refusals = [*run_refusals(repos, job), *deployment_errors(job, self._deployments)]
+        refusals = [
+            *run_refusals(repos, job),
+            *deployment_errors(job, self._deployments),
+            *cluster_settings_errors(job, self._cluster_problems),
+        ]
         if starting:
             refusals += initial_snapshot_refusals(repos, job, checkpoint_root=self._checkpoint_root)
         check_runnable([*refusals, *jar_refusals(job, self._jar_failures)], job.name)

@@ -3,6 +3,8 @@ process (``streamjobs.composition`` adds the supervisor and the app).
 
 Opening checks the store before anything is migrated or served (``store.preflight``), and that
 the key its sealed secrets need is there: each problem stops the start with ``StoreUnusable``.
+A standalone cluster on other hosts that could not reach the server or its drivers stops it
+too (``ClusterSettingsUnusable``, naming the setting to set).
 """
 
 from __future__ import annotations
@@ -17,11 +19,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from streamjobs.domain.clock import Clock, SystemClock
+from streamjobs.domain.cluster_addresses import cluster_address_problems, refuse_cluster_problems
 from streamjobs.domain.errors import StoreUnusable
 from streamjobs.domain.locations import local_path
 from streamjobs.domain.manifest import Deployment
 from streamjobs.launch.base import Launcher
 from streamjobs.launch.command import Toolchain
+from streamjobs.launch.driver_addresses import driver_addresses
 from streamjobs.launch.jars import JarResolver, SparkJarResolver, known_failure
 from streamjobs.launch.local import LocalLauncher
 from streamjobs.launch.sandbox_host import BubblewrapSandbox
@@ -98,8 +102,14 @@ def open_services(
     clock: Clock | None = None,
     launchers: Mapping[Deployment, Launcher] | None = None,
 ) -> Services:
-    """Check and migrate the store named by the settings and build the services over it."""
+    """Check and migrate the store named by the settings and build the services over it.
+
+    With the real launchers (``launchers`` None), settings that would leave a standalone
+    cluster on other hosts unable to reach the server or its drivers stop it first
+    (``ClusterSettingsUnusable``), before the store is touched."""
     clock = clock or SystemClock()
+    if launchers is None:
+        refuse_cluster_problems(cluster_problems_of(settings))
     database_file = sqlite_file(settings.resolved_database_url)
     if database_file is not None:
         check_store_file(database_file)  # before secure_home creates it empty
@@ -142,6 +152,7 @@ def open_services(
         jar_failures=partial(known_failure, jars) if jars is not None else None,
         deployments=frozenset(launchers),
         snapshots=snapshots,
+        cluster_problems=cluster_problems_of(settings),
     )
     tools = tool_runner_for(settings)
     compatibility = CompatibilityCheck(
@@ -307,14 +318,35 @@ def launchers_for(settings: Settings) -> dict[Deployment, Launcher]:
         )
     }
     if settings.spark_master:
+        addresses = driver_addresses(
+            settings.spark_master,
+            driver_host=settings.driver_host,
+            bind_address=settings.driver_bind_address,
+        )
         launchers[Deployment.STANDARD] = StandaloneLauncher(
             master_url=settings.spark_master,
             worker_dirs=settings.spark_worker_dirs,
+            rest_url=settings.spark_master_rest_url,
+            master_web_url=settings.spark_master_web_url,
             toolchain=toolchain,
             environment=environment,
             sandbox=sandbox,
+            driver_addresses=addresses,
         )
     return launchers
+
+
+def cluster_problems_of(settings: Settings) -> list[str]:
+    """What keeps the settings' standalone cluster, on other hosts, from reaching this server
+    and its drivers (``domain.cluster_addresses``): the server does not start with any, and Run
+    refuses standard jobs while one holds."""
+    return cluster_address_problems(
+        master_url=settings.spark_master,
+        public_url=settings.resolved_public_url,
+        public_url_set=settings.public_url is not None,
+        driver_host=settings.driver_host,
+        driver_bind_address=settings.driver_bind_address,
+    )
 
 
 def tool_runner_for(settings: Settings) -> SparkSubmitToolRunner:

@@ -36,6 +36,9 @@ ATTEMPT_CHANGEABLE_FIELDS = frozenset(
         "ended_at",
         "exit_code",
         "outcome",
+        "submission_id",
+        "driver_host",
+        "launched_on",
     }
 )
 """What ``update_attempt`` may change: everything but the attempt's key and submission time."""
@@ -43,7 +46,8 @@ ATTEMPT_CHANGEABLE_FIELDS = frozenset(
 
 @dataclass(frozen=True)
 class AttemptRecord:
-    """One submission of the driver; ``pid`` and ``process_started_at`` find its process again."""
+    """One submission of the driver; ``pid`` and ``process_started_at`` find its process again
+    (on ``launched_on``), ``submission_id`` a cluster-mode driver at the standalone master."""
 
     application_id: str
     number: int
@@ -59,6 +63,13 @@ class AttemptRecord:
     outcome: str | None
     fence: str | None = None
     """Recorded before the driver starts; its wrapper carries it (``Launcher.recover``)."""
+    submission_id: str | None = None
+    """A cluster-mode driver's id at the standalone master (its ``pid`` is 0)."""
+    driver_host: str | None = None
+    """Where the driver's UI and REST API answer (None: 127.0.0.1, or a cluster-mode driver's
+    worker not known yet)."""
+    launched_on: str | None = None
+    """The server host that started a local or client-mode driver."""
 
 
 @dataclass(frozen=True)
@@ -240,6 +251,9 @@ def _attempt_record(row: ApplicationAttemptRow) -> AttemptRecord:
         exit_code=row.exit_code,
         outcome=row.outcome,
         fence=row.fence,
+        submission_id=row.submission_id,
+        driver_host=row.driver_host,
+        launched_on=row.launched_on,
     )
 
 

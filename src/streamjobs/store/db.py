@@ -45,6 +45,13 @@ from streamjobs.store.health_states import HealthStateRepository
 from streamjobs.store.identity import TokenRepository, UserRepository
 from streamjobs.store.job_claims import ClaimRepository
 from streamjobs.store.jobs import JobRepository
+from streamjobs.store.leases import (
+    SUPERVISOR_LEASE,
+    Fence,
+    LeaseRepository,
+    check_fence,
+    current_fence,
+)
 from streamjobs.store.notifications import NotificationRepository
 from streamjobs.store.outages import replace_connections_after_outages, translated_outages
 from streamjobs.store.secrets import SecretRepository
@@ -189,6 +196,7 @@ class Repositories:
     health: HealthStateRepository
     snapshots: SnapshotRepository
     upgrades: UpgradeRepository
+    leases: LeaseRepository
 
     @classmethod
     def bound_to(cls, session: Session) -> Repositories:
@@ -214,6 +222,7 @@ class Repositories:
             health=HealthStateRepository(session),
             snapshots=SnapshotRepository(session),
             upgrades=UpgradeRepository(session),
+            leases=LeaseRepository(session),
         )
 
 
@@ -238,9 +247,31 @@ class Store:
         """Repositories for one transaction.
 
         The transaction commits when the block ends and rolls back (nothing written) when it raises.
+        Inside ``fenced(token)`` (in the same thread or task) it first checks that the
+        supervisor's lease still carries ``token``, and raises ``Fenced`` before anything is
+        written when it does not (``store.leases``).
         """
         with translated_outages(), self._sessions.begin() as session:
+            fence = current_fence.get()
+            if fence is not None and fence.store is self:
+                check_fence(session, fence)
             yield Repositories.bound_to(session)
+
+    @contextmanager
+    def fenced(
+        self, token: int, *, hold_limit_seconds: float, lease: str = SUPERVISOR_LEASE
+    ) -> Iterator[Fence]:
+        """Make every ``transaction()`` opened in this block (by this thread, whichever code
+        opens it) a write under ``lease``'s ``token``: refused with ``Fenced`` once the lease
+        has passed to a newer token. ``hold_limit_seconds``: how long such a transaction may
+        sit idle before PostgreSQL ends it (a paused process must not hold the lease's lock).
+        The fence it yields says whether a write was refused (``refusal``)."""
+        fence = Fence(self, token, hold_limit_seconds, lease)
+        reset = current_fence.set(fence)
+        try:
+            yield fence
+        finally:
+            current_fence.reset(reset)
 
     @contextmanager
     def reading(self) -> Iterator[Repositories]:

@@ -353,6 +353,12 @@ class ApplicationAttemptRow(Base):
     exit_code: Mapped[int | None]
     outcome: Mapped[str | None] = mapped_column(String(32))
     fence: Mapped[str | None] = mapped_column(String(64))
+    submission_id: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    """The standalone master's id of a cluster-mode driver."""
+    driver_host: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    """Where the driver's UI and REST API answer (None: 127.0.0.1)."""
+    launched_on: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    """The server host that started a local or client-mode driver."""
 
 
 class ApplicationEventRow(Base):

@@ -1,5 +1,9 @@
 """What the loop reads off an attempt's record: how to reach its driver, whether its driver has
-reported, how its end was judged, and what its logs say caused its failure."""
+reported, how its end was judged, and what its logs say caused its failure.
+
+A cluster-mode driver's logs are on its worker: when it ends badly its launcher copies their
+ends into the attempt directory (``launch.cluster.DRIVER_LOG_TAILS``, read from the worker over
+HTTP as it polls the driver), and the failure's cause is read from those copies."""
 
 from __future__ import annotations
 
@@ -10,6 +14,8 @@ from streamjobs.domain.failure_causes import failure_cause
 from streamjobs.domain.policy import Outcome
 from streamjobs.launch.attempt_directory import STDERR_FILE, STDOUT_FILE
 from streamjobs.launch.base import DriverHandle
+from streamjobs.launch.cluster import DRIVER_LOG_TAILS
+from streamjobs.launch.driver_addresses import LOOPBACK_DRIVER
 from streamjobs.launch.logs import tail_text
 from streamjobs.store import ApplicationRecord, AttemptRecord
 
@@ -18,13 +24,20 @@ LOG_TAIL_BYTES = 64 * 1024
 
 
 def handle_of(attempt: AttemptRecord) -> DriverHandle:
+    """The handle the attempt's driver was started with, as recorded: a restarted server (or
+    another one) polls, stops and reads it with this, a cluster-mode driver by its submission
+    id."""
     assert attempt.pid is not None
+    unknown_host = "" if attempt.submission_id else LOOPBACK_DRIVER.host
     return DriverHandle(
         pid=attempt.pid,
         started_at=attempt.process_started_at or 0.0,
         directory=attempt.directory,
         ui_port=attempt.ui_port or 0,
         master=attempt.master or "",
+        driver_host=attempt.driver_host or unknown_host,
+        submission_id=attempt.submission_id,
+        launched_on=attempt.launched_on,
     )
 
 
@@ -49,7 +62,9 @@ def failure_cause_of(attempt: AttemptRecord | None) -> str | None:
     if attempt is None or attempt.ended_at is None or attempt.outcome or attempt.exit_code == 0:
         return None
     directory = Path(attempt.directory)
-    return failure_cause(
-        tail_text(directory / STDERR_FILE, LOG_TAIL_BYTES),
-        tail_text(directory / STDOUT_FILE, LOG_TAIL_BYTES),
-    )
+    if attempt.submission_id:
+        stderr = directory / DRIVER_LOG_TAILS["driver"]
+        stdout = directory / DRIVER_LOG_TAILS["driver-stdout"]
+    else:
+        stderr, stdout = directory / STDERR_FILE, directory / STDOUT_FILE
+    return failure_cause(tail_text(stderr, LOG_TAIL_BYTES), tail_text(stdout, LOG_TAIL_BYTES))

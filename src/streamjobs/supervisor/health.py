@@ -161,7 +161,7 @@ class HealthStep:
         key = (application.id, attempt.number)
         asked = self._progress.get(key)
         if asked is None or (now - asked[0]).total_seconds() >= EXECUTOR_POLL_SECONDS:
-            answer = self._progress_reader(handle_of(attempt)) if attempt.pid else None
+            answer = self._progress_reader(handle_of(attempt)) if attempt.pid is not None else None
             if answer is None and asked is not None:
                 answer = asked[1]  # no answer now: what it said last still stands
             asked = (now, answer)

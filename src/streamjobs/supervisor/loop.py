@@ -17,41 +17,51 @@ the others carry on in the same tick. Once an attempt's driver has exited, its p
 attempts left behind (``ended_attempts``). Each tick ends by judging the health rules of the
 running applications (``supervisor.health``), by handing over snapshots between the runners
 and the store (``supervisor.snapshots``) and by moving upgrades on (``supervisor.upgrades``).
+
+With several servers on one store, only the holder of the supervisor's lease ticks
+(``supervisor.leadership``), and every transaction of its ticks is fenced by the lease's token
+(``Store.fenced``): a refused one ends the tick and this server's leadership at once. Each time
+this server starts leading, it starts afresh as a newly started server's supervisor would (it
+forgets what it knew of the applications; its first tick re-attaches to every driver the store
+records). Drivers started on another host are judged by their reports
+(``supervisor.remote_drivers``).
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
+import socket
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import StreamjobsError
 from streamjobs.domain.manifest import Deployment
 from streamjobs.domain.states import ACTIVE_STATES, AppEvent, AppState
-from streamjobs.launch.attempt_cleanup import remove_private_files
 from streamjobs.launch.base import DriverHandle, DriverState, InvalidLaunch, Launcher
 from streamjobs.launch.jars import JarResolver
 from streamjobs.launch.spark_ui import read_executors
 from streamjobs.services.application_state import move
 from streamjobs.services.identity import token_digest
-from streamjobs.services.resources import on_fresh_reads
 from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.store.db import Store
+from streamjobs.store.leases import Fenced
 from streamjobs.supervisor.attempt_facts import (
     handle_of,
     heartbeat_of,
 )
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.decisions import log_decision
+from streamjobs.supervisor.driver_records import record_exit, record_figures
 from streamjobs.supervisor.ended_attempts import remove_files_of_ended_attempts
 from streamjobs.supervisor.executors import ExecutorPolls, ExecutorReader
 from streamjobs.supervisor.health import HealthStep
+from streamjobs.supervisor.leader_ticks import LeaderTicks
+from streamjobs.supervisor.leadership import Leading
 from streamjobs.supervisor.observations import observed_from
 from streamjobs.supervisor.reconcile import (
     Action,
@@ -59,6 +69,11 @@ from streamjobs.supervisor.reconcile import (
     Observed,
     Timing,
     tick,
+)
+from streamjobs.supervisor.remote_drivers import (
+    launched_elsewhere,
+    log_unreachable,
+    observe_remote,
 )
 from streamjobs.supervisor.snapshots import Snapshots, SnapshotStep
 from streamjobs.supervisor.submission_times import next_submission_due
@@ -95,16 +110,27 @@ class Supervisor:
         snapshots: Snapshots | None = None,
         upgrades: Upgrades | None = None,
         tick_timer: Callable[[], AbstractContextManager[object]] = nullcontext,
+        leadership: Leading | None = None,
+        host: str | None = None,
     ) -> None:
         """``executor_reader`` asks a driver's Spark REST API for its executors (None: no
         answer); ``jar_resolver`` resolves the jars a job needs before its driver starts
         (None: drivers resolve their packages themselves); ``snapshots`` records the snapshots
         runners take (None: none is recorded); ``upgrades`` carries out upgrades (None: none
-        is); ``tick_timer`` measures each tick (the server's metrics)."""
+        is); ``tick_timer`` measures each tick (the server's metrics); ``leadership`` says
+        whether this server leads (None: it always does, unfenced: a supervisor alone on its
+        store); ``host`` is this server's host name (default the machine's)."""
         self._snapshots = SnapshotStep(snapshots=snapshots) if snapshots is not None else None
         self._upgrades = UpgradeStep(upgrades=upgrades) if upgrades is not None else None
         self._tick_timer = tick_timer
         self._store = store
+        self._leadership = leadership
+        self._leading = (
+            LeaderTicks(store=store, leadership=leadership, begin=self._begin_term)
+            if leadership is not None
+            else None
+        )
+        self._host = host or socket.gethostname()
         self._executor_polls = ExecutorPolls(executor_reader)
         self._health = health or HealthStep(store=store, clock=clock)
         self._launchers = launchers
@@ -130,10 +156,35 @@ class Supervisor:
             wake=self.wake,
         )
 
+    @property
+    def leadership(self) -> Leading | None:
+        return self._leadership
+
     def run_once(self) -> list[Action]:
-        """One tick over every supervised application; the actions it applied."""
+        """One pass: a tick over every supervised application while this server leads, nothing
+        while another does; the actions it applied. Unless the loop runs (its leadership then
+        keeps the lease on a thread of its own), the lease is taken or renewed first."""
+        if self._leadership is not None and self._thread is None:
+            self._leadership.refresh()
+        return self._pass()
+
+    def _pass(self) -> list[Action]:
+        if self._leading is None:
+            return self._timed_tick()
+        return self._leading.run(self._timed_tick)
+
+    def _timed_tick(self) -> list[Action]:
         with self._tick_timer():
             return self._tick()
+
+    def _begin_term(self, token: int | None) -> None:
+        """Start leading under ``token`` (None: stop) as a newly started server's supervisor
+        would: knowing nothing of the applications until the store tells."""
+        self._terms = {}
+        self._swept = False
+        self._live_pids = set()
+        self._next_due = None
+        self._starting = frozenset()
 
     def _tick(self) -> list[Action]:
         if not self._swept:
@@ -150,6 +201,8 @@ class Supervisor:
                 ):
                     continue  # its jars resolve in the background; it waits where it is
                 self._apply(action)
+            except Fenced:
+                raise
             except StreamjobsError as error:  # changed meanwhile: the next tick sees it anew
                 log.info("supervisor: %s: %s", action.application_id, error.detail)
             except Exception:
@@ -184,16 +237,21 @@ class Supervisor:
         driver process ends, an application's next attempt is due (``Wakeups``) or ``wake`` is
         called (``supervisor.nudge``: a Run, a starting driver's first report)."""
         self._wakeups = Wakeups()
+        if self._leadership is not None:
+            self._leadership.start(on_change=self.wake)
         self._thread = threading.Thread(target=self._loop, name="streamjobs-supervisor")
         self._thread.daemon = True
         self._thread.start()
 
     def stop(self, timeout: float = 10.0) -> None:
+        """Stop ticking and give the lease up (a no-op when stopped already)."""
         self._stopping.set()
         if self._wakeups is not None:
             self._wakeups.wake()
         if self._thread is not None:
             self._thread.join(timeout)
+        if self._leadership is not None:
+            self._leadership.stop()
 
     def _loop(self) -> None:
         wakeups = self._wakeups
@@ -257,6 +315,8 @@ class Supervisor:
         for application, attempt in supervised:
             try:
                 observed = self._observe(application, attempt)
+            except Fenced:
+                raise
             except Exception:
                 log.exception("supervisor: observing application %s failed", application.id)
                 continue
@@ -268,13 +328,25 @@ class Supervisor:
             application, attempt = self._submissions.settle(application, attempt)
         if attempt is not None and attempt.ended_at is None and attempt.pid is not None:
             handle = handle_of(attempt)
+            if launched_elsewhere(handle, self._host):
+                return observe_remote(
+                    self._store,
+                    application,
+                    attempt,
+                    self._terms_of(application),
+                    now=self._clock.now(),
+                    timeout=self._config.timing.heartbeat_timeout,
+                )
             health = self._launcher(application).poll(handle)
             if health.state is DriverState.RUNNING:
                 live = True
                 self._live_pids.add(attempt.pid)
+                attempt, handle = self._submissions.locate(application, attempt, handle)
                 application, ready = self._driver_ready(application, attempt, handle)
             else:
-                application, attempt = self._record_exit(application, attempt, health.exit_code)
+                application, attempt = record_exit(
+                    self._store, application, attempt, health.exit_code, at=self._clock.now()
+                )
         if attempt is not None and not ready:
             ready = heartbeat_of(application, attempt) is not None
         return observed_from(
@@ -294,51 +366,10 @@ class Supervisor:
         figures = polls.read(application.id, handle, now)
         if figures is None:
             return application, reported
-        changes = {
-            "driver_state": "RUNNING",
-            "executors_running": figures.running_executors,
-            "executors_pending": max(
-                0, self._terms_of(application).executors - figures.running_executors
-            ),
-            "spark_app_id": figures.spark_application_id,
-        }
-
-        def record() -> ApplicationRecord:
-            with self._store.transaction() as repos:
-                repos.applications.set_executor_figures(
-                    application.id, at=now, figures=figures.to_dict()
-                )
-                current = repos.applications.get(application.id)
-                return move(repos, current, None, at=now, changes=changes)
-
-        return on_fresh_reads(record), True
-
-    def _record_exit(
-        self, application: ApplicationRecord, attempt: AttemptRecord, exit_code: int | None
-    ) -> tuple[ApplicationRecord, AttemptRecord]:
-        now = self._clock.now()
-
-        def record() -> tuple[ApplicationRecord, AttemptRecord | None]:
-            with self._store.transaction() as repos:
-                repos.applications.update_attempt(
-                    application.id, attempt.number, ended_at=now, exit_code=exit_code
-                )
-                ended = "ended with an unknown exit code" if exit_code is None else "exited"
-                code = "" if exit_code is None else f" with code {exit_code}"
-                repos.applications.add_event(
-                    application.id,
-                    at=now,
-                    kind="driver-exited",
-                    message=f"attempt {attempt.number}: the driver {ended}{code}",
-                )
-                current = repos.applications.get(application.id)
-                current = move(repos, current, None, at=now, changes={"driver_state": "EXITED"})
-                return current, repos.applications.latest_attempt(application.id)
-
-        current, ended = on_fresh_reads(record)  # a Stop or an Abort may land meanwhile
-        assert ended is not None
-        remove_private_files(Path(attempt.directory))
-        return current, ended
+        executors = self._terms_of(application).executors
+        return record_figures(
+            self._store, application, figures, executors_asked=executors, at=now
+        ), True
 
     def _apply(self, action: Action) -> None:
         now = self._clock.now()
@@ -370,11 +401,16 @@ class Supervisor:
                 )
         if action.note is not None:
             log_decision(application, action.note)
+        if self._leading is not None:
+            self._leading.confirm()
         if pending is not None:
             pid = self._submissions.start(application, pending)
             if pid is not None:
                 self._live_pids.add(pid)
         elif action.driver is not None and attempt is not None and attempt.pid is not None:
+            if launched_elsewhere(handle_of(attempt), self._host):
+                log_unreachable(application.id, action.driver)
+                return
             launcher = self._launcher(application)
             if action.driver is DriverCall.STOP:
                 if action.snapshot is not None and self._snapshots is not None:

@@ -8,6 +8,10 @@ server did not see through; the next tick settles it before anything else happen
 application: it adopts the driver found by the fence, or ends the attempt as a failed submission
 when there is none. So an application never gets a second attempt while its first may be alive.
 
+A cluster-mode driver has no pid here (it is recorded as 0): its submission id at the standalone
+master is recorded with it, and the host and UI port of the worker it runs on once its launcher
+finds them (``locate``), so any server follows, stops and reads it later.
+
 A failure to start one driver, of whatever kind, is that application's failed submission: its
 error goes to the application's events and ``error``, and the restart policy counts it.
 
@@ -33,6 +37,7 @@ from streamjobs.domain.spec import parse_manifest
 from streamjobs.formatting import duration
 from streamjobs.launch.attempt_cleanup import remove_private_files
 from streamjobs.launch.base import AttemptSpec, DriverHandle, Launcher, LaunchFailed
+from streamjobs.launch.cluster import DriverLocator
 from streamjobs.launch.jars import JarResolution, JarResolver
 from streamjobs.services.application_state import move
 from streamjobs.services.resources import on_fresh_reads
@@ -167,7 +172,7 @@ class Submissions:
                     application.id,
                     at=self._clock.now(),
                     kind="driver-recovered",
-                    message=f"attempt {number}: found its driver (pid {found.pid}), started "
+                    message=f"attempt {number}: found its driver ({_found(found)}), started "
                     "by a server that stopped before recording it",
                 )
         elif found.exit_code is None:
@@ -184,6 +189,37 @@ class Submissions:
             settled = repos.applications.latest_attempt(application.id)
         assert settled is not None
         return current, settled
+
+    def locate(
+        self, application: ApplicationRecord, attempt: AttemptRecord, handle: DriverHandle
+    ) -> tuple[AttemptRecord, DriverHandle]:
+        """A running driver's attempt and handle with its host and UI port recorded, once its
+        launcher finds them (a cluster-mode driver's, on the worker the master chose, is known
+        only once it runs: ``launch.cluster.DriverLocator``); as they were otherwise."""
+        if handle.submission_id is None or (handle.ui_port and handle.driver_host):
+            return attempt, handle
+        launcher = self._launcher_for(application)
+        if not isinstance(launcher, DriverLocator):
+            return attempt, handle
+        found = launcher.locate(handle)
+        if (found.driver_host, found.ui_port) == (handle.driver_host, handle.ui_port):
+            return attempt, handle
+        with self._store.transaction() as repos:
+            recorded = repos.applications.update_attempt(
+                application.id,
+                attempt.number,
+                driver_host=found.driver_host or None,
+                ui_port=found.ui_port or None,
+            )
+        log.info(
+            "%s: attempt %d's driver %s runs on %s, its UI on port %s",
+            application.id,
+            attempt.number,
+            handle.submission_id,
+            found.driver_host,
+            found.ui_port or "(not yet known)",
+        )
+        return recorded, found
 
     def _with_jars(self, spec: AttemptSpec) -> AttemptSpec:
         """``spec`` with the jar files resolved for its job; ``LaunchFailed`` naming the
@@ -268,7 +304,16 @@ def _record_handle(
         directory=handle.directory,
         ui_port=handle.ui_port,
         master=handle.master,
+        submission_id=handle.submission_id,
+        driver_host=handle.driver_host or None,
+        launched_on=handle.launched_on,
     )
+
+
+def _found(handle: DriverHandle) -> str:
+    if handle.submission_id is not None:
+        return f"submission {handle.submission_id}"
+    return f"pid {handle.pid}"
 
 
 def _detail(error: Exception) -> str:

@@ -32,7 +32,9 @@ class ApplicationTerms:
     suspend_on_failure: bool
     deployment: Deployment
     executors: int
-    """Executors asked for (standard deployments); Spark's REST API tells only those running."""
+    """Executors asked for (standard deployments); Spark's REST API tells only those running.
+    Under dynamic allocation, the fewest kept (``minExecutors``): more come and go with the
+    load, so only those missing below it are pending."""
     reports: bool
     """The driver is a pipeline's runner, which reports to the server."""
     health_rules: tuple[HealthRule, ...] = ()
@@ -54,11 +56,17 @@ class ApplicationTerms:
             policy=RestartPolicy.model_validate(body.get("restartPolicy", {})),
             suspend_on_failure=processing.suspend_on_failure,
             deployment=deployment,
-            executors=int(instance.get("executors") or 0) if standard else 0,
+            executors=_executors_asked(instance) if standard else 0,
             reports=pipeline,
             health_rules=tuple(Health.model_validate(body.get("health") or {}).rules),
             takes_snapshots=pipeline and _keeps_local_checkpoint(body, processing),
         )
+
+
+def _executors_asked(instance: Mapping[str, Any]) -> int:
+    if instance.get("dynamic"):
+        return int(instance.get("minExecutors") or 0)
+    return int(instance.get("executors") or 0)
 
 
 def _keeps_local_checkpoint(body: Mapping[str, Any], processing: Processing) -> bool:

@@ -22,15 +22,14 @@ SUMMED = (
     "task_time_ms",
     "shuffle_read_bytes",
     "shuffle_write_bytes",
-    "memory_used_bytes",
-    "disk_used_bytes",
     "input_bytes",
-    "rdd_blocks",
     "gc_time_ms",
     "memory_spilled_bytes",
     "disk_spilled_bytes",
 )
-"""Executor fields added up over every executor, the driver included."""
+"""What executors did, added up over every executor, the driver and removed ones included."""
+HELD = ("memory_used_bytes", "disk_used_bytes", "rdd_blocks", "total_cores")
+"""What executors hold now, added up over the active ones: a removed executor holds nothing."""
 
 
 class Unit(StrEnum):
@@ -72,7 +71,8 @@ MORE_CARDS = (
 def executor_totals(figures: Mapping[str, Any] | None) -> dict[str, int] | None:
     """Each card's figure summed over the executors; None before any figures were read.
 
-    ``total_cores`` counts active executors only (a lost executor's cores are gone);
+    What executors hold (``HELD``: memory, disk, blocks, cores) counts active executors only
+    (a removed or lost executor's are gone), what they did counts them all;
     ``spilled_bytes`` is what was spilled to disk (Spark's disk and memory spill sizes measure
     the same spilled data, serialized and not, so they are not added).
     """
@@ -85,9 +85,8 @@ def executor_totals(figures: Mapping[str, Any] | None) -> dict[str, int] | None:
         for executor in executors
         if executor.get("id") == DRIVER_ID
     )
-    totals["total_cores"] = sum(
-        _count(executor, "total_cores") for executor in executors if executor.get("is_active")
-    )
+    active = [executor for executor in executors if executor.get("is_active")]
+    totals.update({field: sum(_count(executor, field) for executor in active) for field in HELD})
     totals["spilled_bytes"] = totals["disk_spilled_bytes"]
     return totals
 

@@ -9,6 +9,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from streamjobs.domain.deployment_rules import STANDALONE_MASTER_SETTING
+from streamjobs.domain.instance import DeployMode
 from streamjobs.domain.spec import ApplicationType, Deployment, Guarantee, RestartPolicyType
 
 APPLICATION_TYPES = (
@@ -17,6 +18,8 @@ APPLICATION_TYPES = (
     (ApplicationType.JVM, "JVM"),
 )
 DEPLOYMENTS = ((Deployment.SINGLE_NODE, "Single node"), (Deployment.STANDARD, "Standard"))
+DEPLOY_MODES = ((DeployMode.CLIENT, "Client"), (DeployMode.CLUSTER, "Cluster"))
+DYNAMIC_CHOICES = (("false", "Off: fixed executors"), ("true", "On: they follow the load"))
 
 
 def standard_deployment_note(deployments: Collection[Deployment]) -> str:

@@ -4,9 +4,10 @@ The form holds what the person typed, as text. Nothing here checks the job's rul
 do, for the API and the UI alike); this only turns controls into manifest fields and back:
 
 - fields that do not apply to the chosen application type or deployment are left out (a main
-  class only for JVM, a pipeline and its processing guarantee only for Pipeline, executors only
-  for Standard), and the four retry fields are only taken for OnFailure;
-- fields the form does not show (``restartPolicy.backoff``, ``instance.dynamic``,
+  class only for JVM, a pipeline and its processing guarantee only for Pipeline, executors, the
+  deploy mode and dynamic allocation only for Standard, the minimum and initial executors only
+  with dynamic allocation), and the four retry fields are only taken for OnFailure;
+- fields the form does not show (``restartPolicy.backoff``,
   ``processing.snapshotIntervalMillis`` ...) are kept from the job being configured or duplicated,
   but for the Kubernetes fields (``image``, ``volume``, ``configMaps``): this server refuses them,
   and a job stored with one before it did is saved without it;
@@ -21,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from streamjobs.domain.instance import DeployMode
 from streamjobs.domain.spec import (
     ApplicationType,
     Deployment,
@@ -64,6 +66,10 @@ class JobForm:
     driver: str = "small"
     executor: str = "medium"
     executors: str = "1"
+    deploy_mode: str = DeployMode.CLIENT.value
+    dynamic: str = "false"
+    min_executors: str = ""
+    initial_executors: str = ""
     restart_policy: str = RestartPolicyType.NEVER.value
     submission_retries: str = "1"
     submission_retry_interval: str = "5"
@@ -152,6 +158,10 @@ def form_from_manifest(document: Mapping[str, Any]) -> JobForm:
         driver=text(instance, "driver", defaults.driver),
         executor=text(instance, "executor", defaults.executor),
         executors=text(instance, "executors", defaults.executors),
+        deploy_mode=text(instance, "deployMode", defaults.deploy_mode),
+        dynamic=text(instance, "dynamic", defaults.dynamic),
+        min_executors=text(instance, "minExecutors"),
+        initial_executors=text(instance, "initialExecutors"),
         restart_policy=text(policy, "type", defaults.restart_policy),
         submission_retries=text(policy, "onSubmissionFailureRetries", defaults.submission_retries),
         submission_retry_interval=text(
@@ -239,10 +249,35 @@ def _fill_instance(instance: dict[str, Any], form: JobForm) -> None:
     if deployment == Deployment.STANDARD:
         _put(instance, "executor", form.executor.strip() or None)
         _put(instance, "executors", _whole_number(form.executors))
+        _put(instance, "deployMode", form.deploy_mode.strip() or None)
+        dynamic = _switch(form.dynamic)
+        _put(instance, "dynamic", dynamic)
+        for key, text in (
+            ("minExecutors", form.min_executors),
+            ("initialExecutors", form.initial_executors),
+        ):
+            _put(instance, key, _whole_number(text) if dynamic is not False else None)
     else:
-        for key in ("executor", "executors", "dynamic"):
+        for key in STANDARD_ONLY:
             instance.pop(key, None)
     instance.pop("volume", None)
+
+
+STANDARD_ONLY = (
+    "executor",
+    "executors",
+    "deployMode",
+    "dynamic",
+    "minExecutors",
+    "initialExecutors",
+)
+"""The instance fields of ``deployment: standard`` only."""
+
+
+def _switch(text: str) -> bool | str | None:
+    """A yes/no choice: its boolean, or the text as chosen for the services to refuse."""
+    text = text.strip()
+    return {"true": True, "false": False, "": None}.get(text.lower(), text)
 
 
 def _fill_health(spec: dict[str, Any], form: JobForm) -> None:

@@ -19,6 +19,7 @@ from streamjobs import __version__, formatting
 from streamjobs.domain.access import Actor, DomainPermission, Principal, has_domain_permission
 from streamjobs.domain.errors import FieldError, Unauthenticated
 from streamjobs.domain.states import label
+from streamjobs.http.server_role import supervision_of
 from streamjobs.http.sessions import services_of, session_found, session_of
 from streamjobs.services.web_sessions import LiveSession
 from streamjobs.web.notices import clear_notices, pending_notices
@@ -93,9 +94,12 @@ def settings_links(principal: Principal | None) -> list[tuple[str, str, str]]:
 def render(
     request: Request, template: str, *, status_code: int = 200, **context: Any
 ) -> HTMLResponse:
-    """``template`` in the layout, with the session, its CSRF token and the server URL (reads
-    the store once per request: call it from a thread)."""
-    return _in_layout(request, template, session_of(request), status_code, context)
+    """``template`` in the layout, with the session, its CSRF token, the server URL and the
+    server that runs the supervisor (reads the store: call it from a thread)."""
+    leader = supervision_of(request).leader()
+    return _in_layout(
+        request, template, session_of(request), status_code, {"leader": leader, **context}
+    )
 
 
 def _in_layout(
@@ -106,6 +110,7 @@ def _in_layout(
     context: dict[str, Any],
 ) -> HTMLResponse:
     settings = services_of(request).settings
+    supervision = supervision_of(request)
     response = TEMPLATES.TemplateResponse(
         request,
         template,
@@ -114,6 +119,8 @@ def _in_layout(
             "csrf": session.csrf if session else "",
             "server_url": settings.resolved_public_url,
             "version": __version__,
+            "server_name": supervision.server_name,
+            "server_role": supervision.role(),
             "settings_links": settings_links(session.principal if session else None),
             "notices": pending_notices(request),
             **context,

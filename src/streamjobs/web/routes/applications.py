@@ -55,7 +55,7 @@ class LogView:
     """What the Logs tab shows first: the instances there are, and a piece of one (or why not)."""
 
     request: LogRequest
-    instances: dict[str, int]
+    instances: dict[str, int | None]
     text: str = ""
     start: int = 0
     end: int = 0

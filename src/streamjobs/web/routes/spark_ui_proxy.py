@@ -1,9 +1,11 @@
 """The driver's Spark UI, through the server, for whoever may see the application's job.
 
-A driver serves its UI on 127.0.0.1 only (its port is recorded with the attempt), so a browser on
-another machine cannot reach it. ``/applications/<id>/spark-ui/...`` forwards GET and HEAD to
-that port of the application's live attempt and streams the answer back: never anywhere else,
-never the person's cookies or credentials. Spark builds its links from the ``X-Forwarded-Context``
+A driver serves its UI where its attempt records it: on 127.0.0.1 for a local driver, at the
+advertised address of a client-mode one, on its worker for a cluster-mode one (host and port
+recorded once the supervisor found them), which a browser often cannot reach.
+``/applications/<id>/spark-ui/...`` forwards GET and HEAD to that address of the application's
+live attempt and streams the answer back: never anywhere else, never the person's cookies or
+credentials. Spark builds its links from the ``X-Forwarded-Context``
 header (``UIUtils.uiRoot``), so they point back under the prefix; redirects are kept there too.
 
 What the driver serves is the job's, and a job is not trusted (it can add pages to its UI), yet
@@ -116,7 +118,7 @@ TEMPLATES.env.globals["spark_ui_link"] = spark_ui_link
 def spark_ui_root(
     request: Request, application_id: str, actor: Actor = Depends(page_actor)
 ) -> Response:
-    _live_ui_port(request, application_id, actor)
+    _live_driver(request, application_id, actor)
     return RedirectResponse(f"{spark_ui_prefix(application_id)}/", status_code=307)
 
 
@@ -125,11 +127,13 @@ async def spark_ui(
     request: Request, application_id: str, path: str, actor: Actor = Depends(page_actor)
 ) -> Response:
     """Forward one request to the driver's UI and stream its answer back."""
-    port = await run_in_threadpool(_live_ui_port, request, application_id, actor)
+    host, port = await run_in_threadpool(_live_driver, request, application_id, actor)
     prefix = spark_ui_prefix(application_id)
     raw_path = request.scope.get("raw_path", b"").decode("latin-1")
     rest = raw_path[len(prefix) :] if raw_path.startswith(prefix + "/") else "/" + path
-    target = driver_url(port, rest + (f"?{request.url.query}" if request.url.query else ""))
+    target = driver_url(
+        port, rest + (f"?{request.url.query}" if request.url.query else ""), host=host
+    )
     headers = [
         (name, value)
         for name, value in request.headers.raw
@@ -149,7 +153,7 @@ async def spark_ui(
         upstream = await client.send(
             client.build_request(request.method, target, headers=headers), stream=True
         )
-        answer_headers = _answer_headers(upstream, request, prefix, port)
+        answer_headers = _answer_headers(upstream, request, prefix, host, port)
     except httpx.HTTPError:
         await close()
         return _unavailable(request, f"The driver of application {application_id} did not answer")
@@ -190,20 +194,22 @@ class _DriverAnswer(StreamingResponse):
             await self._close()
 
 
-def driver_url(port: int, path_and_query: str) -> httpx.URL:
-    """The driver's address of a request's path and query as they came (bytes as latin-1: an
-    HTTP server may let through bytes that an URL may not hold, which are percent-encoded)."""
+def driver_url(port: int, path_and_query: str, *, host: str = LOOPBACK) -> httpx.URL:
+    """The driver's address (``host``:``port``) of a request's path and query as they came
+    (bytes as latin-1: an HTTP server may let through bytes that an URL may not hold, which are
+    percent-encoded)."""
     raw_path = NOT_VISIBLE_ASCII.sub(_percent_encoded, path_and_query).encode("ascii")
-    return httpx.URL(scheme="http", host=LOOPBACK, port=port, path="/").copy_with(raw_path=raw_path)
+    return httpx.URL(scheme="http", host=host, port=port, path="/").copy_with(raw_path=raw_path)
 
 
 def _percent_encoded(match: re.Match[str]) -> str:
     return "".join(f"%{byte:02X}" for byte in match.group().encode("latin-1"))
 
 
-def _live_ui_port(request: Request, application_id: str, actor: Actor) -> int:
-    """The UI port of the application's live attempt; ``NotFound`` when the person may not see
-    the application (VIEW on its job) or it runs no driver now."""
+def _live_driver(request: Request, application_id: str, actor: Actor) -> tuple[str, int]:
+    """The UI host and port of the application's live attempt; ``NotFound`` when the person may
+    not see the application (VIEW on its job) or it runs no driver now, or none whose UI is
+    known (a cluster-mode driver whose worker has not said where yet)."""
     details: ApplicationDetails = services_of(request).applications.get(application_id, actor=actor)
     attempts = sorted(details.attempts, key=lambda attempt: attempt.number)
     latest = attempts[-1] if attempts else None
@@ -212,12 +218,13 @@ def _live_ui_port(request: Request, application_id: str, actor: Actor) -> int:
         or latest is None
         or latest.ended_at is not None
         or not latest.ui_port
+        or (latest.submission_id is not None and not latest.driver_host)
     ):
         raise NotFound(
             "Spark UI of application",
             f"{application_id} (it is shown only while the application's driver runs)",
         )
-    return latest.ui_port
+    return latest.driver_host or LOOPBACK, latest.ui_port
 
 
 async def _relay(upstream: httpx.Response, *, send_body: bool) -> AsyncIterator[bytes]:
@@ -231,7 +238,7 @@ async def _relay(upstream: httpx.Response, *, send_body: bool) -> AsyncIterator[
 
 
 def _answer_headers(
-    upstream: httpx.Response, request: Request, prefix: str, port: int
+    upstream: httpx.Response, request: Request, prefix: str, host: str, port: int
 ) -> list[tuple[bytes, bytes]] | None:
     """The driver's headers as the browser gets them (as bytes: a driver may send any); None if
     it redirects outside its UI."""
@@ -246,7 +253,7 @@ def _answer_headers(
         return None
     if locations:
         requested = str(upstream.request.url)
-        local = local_location(locations[0].decode("latin-1"), requested, prefix, port)
+        local = local_location(locations[0].decode("latin-1"), requested, prefix, port, host=host)
         if local is None:
             return None
         headers.append((b"Location", local.encode("ascii")))
@@ -260,9 +267,12 @@ def _answer_headers(
     return headers
 
 
-def local_location(location: str, requested: str, prefix: str, port: int) -> str | None:
-    """A driver's redirect (to ``requested``'s driver) as an address under ``prefix``; None when
-    it leads off the driver's UI (another host or port) or could be read otherwise by a browser.
+def local_location(
+    location: str, requested: str, prefix: str, port: int, *, host: str = LOOPBACK
+) -> str | None:
+    """A driver's redirect (to ``requested``'s driver, at ``host``:``port``) as an address under
+    ``prefix``; None when it leads off the driver's UI (another host or port) or could be read
+    otherwise by a browser.
 
     A browser (WHATWG URL) reads ``\\`` as ``/``, drops tabs and newlines, and takes ``%2e``
     for a dot, where Python's parser does not: such a Location is refused outright, so the path
@@ -274,7 +284,7 @@ def local_location(location: str, requested: str, prefix: str, port: int) -> str
         absolute_port = absolute.port
     except ValueError:
         return None
-    if absolute.scheme != "http" or absolute.hostname != LOOPBACK or absolute_port != port:
+    if absolute.scheme != "http" or absolute.hostname != host.strip("[]") or absolute_port != port:
         return None
     path = absolute.path or "/"
     if ENCODED_SEPARATOR.search(path):

@@ -1,0 +1,1 @@
+"""Tests across hosts: a Spark master, workers and streamjobs servers in network namespaces."""
