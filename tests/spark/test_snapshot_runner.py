@@ -7,6 +7,7 @@ the snapshots the runner stages there (``domain.snapshots``).
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import threading
@@ -231,7 +232,16 @@ def test_periodic_snapshots(attempt: Callable[[dict[str, Any]], Attempt], tmp_pa
     def periodic_records() -> list[Path]:
         return sorted(running.snapshots.glob(f"periodic-*/{SNAPSHOT_RECORD_FILE}"))
 
-    wait_for(lambda: len(periodic_records()) >= 2, "two periodic snapshots")
+    more = itertools.count()
+
+    def two_taken() -> bool:
+        """Events keep coming: a periodic snapshot is only taken of batches not kept yet."""
+        number = next(more)
+        if number % 8 == 0:
+            add_events(tmp_path, f"more-{number}.json", [13 + number % 40])
+        return len(periodic_records()) >= 2
+
+    wait_for(two_taken, "two periodic snapshots")
     assert running.stop() == 0
 
     for record in periodic_records():

@@ -196,6 +196,8 @@ class PipelineRun:
         asked for, and start the queries again; an outcome when the run ends instead."""
         assert self._stager is not None, "requests are queued only when snapshots are staged"
         requests = self._snapshots.take()
+        if self._stager.nothing_new_for(requests):
+            return None
         if self._stager.refusal is not None:
             self._stager.stage_all(requests)
             return None

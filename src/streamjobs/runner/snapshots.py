@@ -167,6 +167,20 @@ class SnapshotStager:
         location = job.spec.pipeline.streaming.checkpoint_location
         local = _local(location) if location else None
         self._checkpoint = Path(local) if local else None
+        self._last_batches: dict[str, int] | None = None
+        """The batches of the last snapshot this run staged."""
+
+    def nothing_new_for(self, requests: Sequence[SnapshotRequest]) -> bool:
+        """Whether ``requests`` are all periodic and no batch was committed since the last
+        snapshot (or none at all yet): then the queries are not held for them. Were they held,
+        a query whose batches take longer than the interval would be stopped again before it
+        commits one, for ever."""
+        if self._checkpoint is None or self.refusal is not None:
+            return False
+        if any(request.kind is not SnapshotKind.PERIODIC for request in requests):
+            return False
+        batches = _batches(self._checkpoint)
+        return not batches or batches == self._last_batches
 
     def stage_all(
         self, requests: Sequence[SnapshotRequest], *, failures: Mapping[str, str] = {}
@@ -204,6 +218,7 @@ class SnapshotStager:
             self._fail(request, error_text(error))
             return
         self._record(target, staged)
+        self._last_batches = staged.batches
 
     def _fail(self, request: SnapshotRequest, reason: str) -> None:
         staged = StagedSnapshot(
