@@ -95,6 +95,25 @@ class ExecutorFigures:
 
 def read_executors(handle: DriverHandle, timeout: float = 2.0) -> ExecutorFigures | None:
     """The driver's executors now; None when its REST API does not answer."""
+    found = _all_executors(handle, timeout)
+    if found is None:
+        return None
+    application_id, summaries = found
+    executors = tuple(
+        ExecutorMetrics.from_summary(summary)
+        for summary in summaries
+        if isinstance(summary, dict) and "id" in summary
+    )
+    return ExecutorFigures(
+        spark_application_id=application_id,
+        executors=executors,
+        running_executors=sum(1 for e in executors if e.is_active and not e.is_driver),
+    )
+
+
+def _all_executors(handle: DriverHandle, timeout: float) -> tuple[str, list[Any]] | None:
+    """The driver's Spark application id and its ``allexecutors`` summaries (also executors
+    that came and went); None when its REST API does not answer as it should."""
     try:
         with _client(handle, timeout) as client:
             application_id = _application_id(client)
@@ -107,16 +126,7 @@ def read_executors(handle: DriverHandle, timeout: float = 2.0) -> ExecutorFigure
         return None
     if not isinstance(summaries, list):
         return None
-    executors = tuple(
-        ExecutorMetrics.from_summary(summary)
-        for summary in summaries
-        if isinstance(summary, dict) and "id" in summary
-    )
-    return ExecutorFigures(
-        spark_application_id=application_id,
-        executors=executors,
-        running_executors=sum(1 for e in executors if e.is_active and not e.is_driver),
-    )
+    return application_id, summaries
 
 
 def spark_application_id(handle: DriverHandle, timeout: float = 2.0) -> str | None:
@@ -132,18 +142,10 @@ def executor_log_urls(handle: DriverHandle, timeout: float = 2.0) -> dict[str, s
     """The stderr log page of each executor the driver has had (``allexecutors``: also those
     that came and went), by executor id, as Spark links them (a worker UI's ``/logPage/``);
     None when the driver's REST API does not answer. The driver's own entry is left out."""
-    try:
-        with _client(handle, timeout) as client:
-            application_id = _application_id(client)
-            if application_id is None:
-                return None
-            response = client.get(f"/applications/{application_id}/allexecutors")
-            response.raise_for_status()
-            summaries = response.json()
-    except (httpx.HTTPError, ValueError):
+    found = _all_executors(handle, timeout)
+    if found is None:
         return None
-    if not isinstance(summaries, list):
-        return None
+    _, summaries = found
     urls = {}
     for summary in summaries:
         if not isinstance(summary, dict) or summary.get("id") in (None, DRIVER_EXECUTOR_ID):
