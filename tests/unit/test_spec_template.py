@@ -46,6 +46,7 @@ class TestResolvedTemplate:
                         "triggerDuration": "5 seconds",
                         "forEachBatchMode": False,
                         "checkpointLocation": f"{ROOT}/default/ticks",
+                        "lowLatency": False,
                     },
                     "inputs": [
                         {

@@ -17,8 +17,8 @@ from tests.web.yaml_readings import CountedReadings, with_bad_inputs
 
 
 class FormReader(HTMLParser):
-    """The fields a browser would submit from a page's form: inputs, selects, textareas (not
-    the row templates, and no button)."""
+    """The fields a browser would submit from a page's form: inputs (checkboxes when ticked),
+    selects, textareas (not the row templates, and no button)."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -36,7 +36,10 @@ class FormReader(HTMLParser):
         if self._in_template:
             return
         name = attributes.get("name")
-        if tag == "input" and name and attributes.get("type") not in ("button", "submit"):
+        kind = attributes.get("type")
+        if kind in ("checkbox", "radio") and "checked" not in attributes:
+            return
+        if tag == "input" and name and kind not in ("button", "submit"):
             self.fields.setdefault(name, []).append(attributes.get("value", ""))
         elif tag == "select" and name:
             self._select, self._select_values = name, []

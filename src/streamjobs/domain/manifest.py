@@ -11,7 +11,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Literal, Self
 
-from pydantic import Field, JsonValue, model_validator
+from pydantic import Field, JsonValue, StrictBool, model_validator
 
 from streamjobs.domain.alerts import Health, Subscription
 from streamjobs.domain.formats import (
@@ -185,6 +185,10 @@ class Streaming(ManifestModel):
     """Write each micro-batch with batch writers, to one or many outputs."""
     checkpoint_location: Location | None = None
     """Derived from the server's checkpoint root, namespace and job name when not given."""
+    low_latency: StrictBool = False
+    """Lower latency where Spark's defaults trade it away (``domain.low_latency``): the queries
+    of Kafka outputs under a ProcessingTime trigger track progress asynchronously, unless they
+    keep state or the output's options say otherwise."""
 
 
 class Watermark(ManifestModel):

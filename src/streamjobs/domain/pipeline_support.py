@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping
 
 from streamjobs.domain.errors import FieldError
 from streamjobs.domain.formats import interval_millis
+from streamjobs.domain.low_latency import low_latency_errors
 from streamjobs.domain.manifest import (
     Guarantee,
     InputFormat,
@@ -41,6 +42,7 @@ def support_errors(
     yield from _trigger_errors(pipeline)
     yield from _real_time_interval_errors(pipeline, spark_conf)
     yield from _static_input_errors(pipeline)
+    yield from low_latency_errors(pipeline)
     if pipeline.streaming.for_each_batch_mode:
         yield from _for_each_batch_errors(pipeline, guarantee)
 

@@ -6,6 +6,9 @@ own checkpoint, so Spark's sink commit protocols give their guarantees. Batch wr
 batch writers tag each write with the micro-batch id so a replayed batch is not written twice.
 A ``batchMode`` job writes each output once, by its ``saveMode``, with no such tags: its next
 run is a new write, not a replay.
+
+A Kafka output of a low-latency job (``spec.pipeline.streaming.lowLatency``) tracks its progress
+asynchronously when its query keeps no state (``domain.low_latency``); its own options win.
 """
 
 from __future__ import annotations
@@ -13,12 +16,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from py4j.java_gateway import JavaObject
 from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, DataFrameWriter
 from pyspark.sql import functions as F  # noqa: N812 - Spark's own convention
 from pyspark.sql.streaming import DataStreamWriter, StreamingQuery
 
 from streamjobs.domain.datasets import SparkSink
+from streamjobs.domain.low_latency import (
+    async_progress_options,
+    keeps_state,
+    may_track_progress_async,
+)
 from streamjobs.domain.manifest import Output, OutputFormat, Streaming
 from streamjobs.runner import jdbc
 from streamjobs.runner.file_writes import write_files
@@ -48,7 +57,13 @@ def start_query(
         batch_writer = batch_writer_for(output, sink, writer_id=writer_id)
         writer = frame.writeStream.foreachBatch(batch_writer)
     else:
-        writer = _streaming_writer(prepared(frame, output), sink)
+        frame = prepared(frame, output)
+        options = sink.options
+        if may_track_progress_async(settings.streaming, output) and not keeps_state(
+            plan_node_names(frame)
+        ):
+            options = async_progress_options(options)
+        writer = _streaming_writer(frame, sink, options)
     writer = writer.queryName(settings.name).outputMode(output.output_mode.value)
     if settings.checkpoint:
         writer = writer.option("checkpointLocation", settings.checkpoint)
@@ -60,9 +75,23 @@ def start_query(
     return writer.start()
 
 
-def _streaming_writer(frame: DataFrame, sink: SparkSink) -> DataStreamWriter:
-    writer = frame.writeStream.format(sink.format).options(**sink.options)
+def _streaming_writer(
+    frame: DataFrame, sink: SparkSink, options: dict[str, str]
+) -> DataStreamWriter:
+    writer = frame.writeStream.format(sink.format).options(**options)
     return writer.partitionBy(*sink.partition_by) if sink.partition_by else writer
+
+
+def plan_node_names(frame: DataFrame) -> set[str]:
+    """The names of the nodes of ``frame``'s analyzed logical plan (``Aggregate``, ...)."""
+    names: set[str] = set()
+    pending: list[JavaObject] = [frame._jdf.queryExecution().analyzed()]
+    while pending:
+        node = pending.pop()
+        names.add(node.nodeName())
+        children = node.children()
+        pending.extend(children.apply(index) for index in range(children.size()))
+    return names
 
 
 def batch_writer_for(output: Output, sink: SparkSink, *, writer_id: str) -> BatchWriter:

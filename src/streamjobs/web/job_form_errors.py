@@ -13,7 +13,7 @@ from streamjobs.domain.errors import FieldError, InvalidInput
 from streamjobs.services.container import Services
 from streamjobs.web.health_rule_rows import RULES_CONTROL, RULES_PATH, rule_error_control
 from streamjobs.web.job_form_controls import ROW_GROUPS, Row, RowGroup
-from streamjobs.web.job_forms import ControlError, JobForm
+from streamjobs.web.job_forms import LOW_LATENCY_KEYS, ControlError, JobForm
 from streamjobs.web.yaml_text import FieldLines, PathPart, path_parts, position_line
 
 SCALAR_PATHS: dict[tuple[str, ...], str] = {
@@ -43,6 +43,9 @@ SCALAR_PATHS: dict[tuple[str, ...], str] = {
     ("spec", "processing", "guarantee"): "guarantee",
 }
 PIPELINE_PATH = ("spec", "pipeline")
+LOW_LATENCY_PATH = ("spec", *LOW_LATENCY_KEYS)
+"""The Low latency checkbox's field: its errors go next to the box when it is ticked (the box
+then set it), else to the pipeline editor."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +90,8 @@ def place_error(
     parts = path_parts(error.path) if error.path else None
     if parts is None:
         return ControlError("", error.message, path=error.path, line=position_line(error.path))
+    if tuple(parts) == LOW_LATENCY_PATH and form.low_latency.strip() not in ("", "false"):
+        return ControlError("low_latency", error.message, path=error.path)
     if tuple(parts[:2]) == PIPELINE_PATH:
         lines = pipeline_lines or FieldLines.of(form.pipeline)
         line = lines.line_of(parts[2:])

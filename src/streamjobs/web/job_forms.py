@@ -61,6 +61,8 @@ class JobForm:
     main_class: str = ""
     main_file: str = ""
     pipeline: str = DEFAULT_PIPELINE
+    low_latency: str = ""
+    """The Low latency checkbox (``spec.pipeline.streaming.lowLatency``): "true" when ticked."""
     java_options: str = ""
     deployment: str = Deployment.SINGLE_NODE.value
     driver: str = "small"
@@ -149,10 +151,11 @@ def form_from_manifest(document: Mapping[str, Any]) -> JobForm:
         main_class=text(application, "mainClass"),
         main_file=text(application, "mainApplicationFile"),
         pipeline=(
-            dump_yaml(without_empty(pipeline))
+            dump_yaml(without_empty(_without_low_latency(pipeline)))
             if isinstance(pipeline, Mapping)
             else DEFAULT_PIPELINE
         ),
+        low_latency=_text(_value_at(spec, LOW_LATENCY_KEYS)),
         java_options=text(_section(spec, "configuration"), "javaOptions"),
         deployment=text(instance, "deployment", defaults.deployment),
         driver=text(instance, "driver", defaults.driver),
@@ -312,7 +315,26 @@ def _pipeline(form: JobForm, problems: list[ControlError]) -> dict[str, Any] | N
         ControlError("pipeline", problem.message, path="spec.pipeline", line=problem.line)
         for problem in unreadable
     ]
+    low_latency = _switch(form.low_latency)
+    if block is not None and low_latency not in (None, False):
+        streaming = block.setdefault("streaming", {})
+        if isinstance(streaming, dict):
+            streaming["lowLatency"] = low_latency
     return block
+
+
+LOW_LATENCY_KEYS = ("pipeline", "streaming", "lowLatency")
+"""Where the Low latency checkbox's field is in ``spec``; the pipeline editor leaves it out.
+Unticked, the box leaves the field as the pipeline's YAML has it (absent: off)."""
+
+
+def _without_low_latency(pipeline: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``pipeline`` without ``streaming.lowLatency``, which the checkbox shows instead."""
+    streaming = pipeline.get("streaming")
+    if not isinstance(streaming, Mapping) or "lowLatency" not in streaming:
+        return pipeline
+    kept = {key: value for key, value in streaming.items() if key != "lowLatency"}
+    return {**pipeline, "streaming": kept}
 
 
 def _rows_value(

@@ -168,6 +168,7 @@ def _pipeline_details(pipeline: dict[str, Any]) -> PipelineDetails:
             trigger += f", every {streaming['triggerDuration']}"
         facts += [
             ("Trigger", trigger),
+            ("Low latency", _yes_no(streaming.get("lowLatency"))),
             ("For each batch", _yes_no(streaming.get("forEachBatchMode"))),
             ("Checkpoint location", str(streaming.get("checkpointLocation") or "derived")),
         ]
