@@ -77,6 +77,12 @@ class Settings(BaseSettings):
         "JVM and Spark session come up during the retry interval and the queries wait for its "
         "end. Only after an attempt that ran (not after a failure to start); 0 turns it off.",
     )
+    standby_retry_seconds: float = Field(
+        default=10.0,
+        ge=0,
+        description="How long after a job's standby driver ended (it died, or could not start) "
+        "before another is started (jobs with spec.instance.standby).",
+    )
     spark_master: str | None = Field(
         default=None,
         description="spark://host:port of the Spark standalone cluster that runs "

@@ -12,7 +12,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -67,14 +67,18 @@ class Server:
 
 
 @contextlib.contextmanager
-def running_server(tmp_path: Path, *, console: Path | None = None) -> Iterator[Server]:
-    """A bootstrapped server on SQLite under ``tmp_path``, killed with its drivers after."""
+def running_server(
+    tmp_path: Path, *, console: Path | None = None, settings: Mapping[str, str] | None = None
+) -> Iterator[Server]:
+    """A bootstrapped server on SQLite under ``tmp_path`` (with ``settings`` in its
+    environment), killed with its drivers after."""
     env = dict(os.environ)
     env.update(
         STREAMJOBS_HOME=str(tmp_path / "home"),
         STREAMJOBS_PORT=str(free_loopback_port()),
         STREAMJOBS_DATABASE_URL=f"sqlite:///{tmp_path / 'store.db'}",
         STREAMJOBS_DEFAULT_DATA_ROOTS=json.dumps([(tmp_path / "data").as_uri()]),
+        **(settings or {}),
     )
     assert streamjobs(env, "admin", "bootstrap").returncode == 0
     token = (tmp_path / "home" / "admin-token").read_text().strip()
@@ -85,7 +89,7 @@ def running_server(tmp_path: Path, *, console: Path | None = None) -> Iterator[S
         yield running
     finally:
         running.kill()
-        for process in _drivers_of(tmp_path / "home"):
+        for process in drivers_of(tmp_path / "home"):
             os.killpg(process.pid, signal.SIGKILL)
 
 
@@ -156,7 +160,7 @@ def test_run_kill_reattach_stop_run_again_and_abort(server: Server, tmp_path: Pa
 
         # SIGKILL of the driver under Always: a new attempt resumes from the checkpoint.
         killed_batch = application()["latest"]["batchId"]
-        (driver,) = _drivers_of(home)
+        (driver,) = drivers_of(home)
         for child in driver.children(recursive=True):
             child.send_signal(signal.SIGKILL)
         wait_for("the second attempt to commit", batch_at_least(killed_batch + 1, 2))
@@ -168,11 +172,11 @@ def test_run_kill_reattach_stop_run_again_and_abort(server: Server, tmp_path: Pa
 
         # A server restart leaves the driver running and re-attaches to it.
         server.kill()
-        (before,) = _drivers_of(home)
+        (before,) = drivers_of(home)
         server.start()
         batch = application()["latest"]["batchId"]
         wait_for("reports after the server restart", batch_at_least(batch + 2, 2))
-        (after,) = _drivers_of(home)
+        (after,) = drivers_of(home)
         assert after.pid == before.pid
         assert len(application()["attempts"]) == 2
 
@@ -202,12 +206,12 @@ def test_run_kill_reattach_stop_run_again_and_abort(server: Server, tmp_path: Pa
         assert kinds[:2] == ["run-requested", "submitted"]
         assert "first-batch-committed" in kinds
         assert kinds[-1] == "aborted"
-        assert not _drivers_of(home)
+        assert not drivers_of(home)
         jobs = api.get("/api/v1/jobs/rate-to-parquet").json()
         assert jobs["status"]["phase"] == "ABORTED"
 
 
-def _drivers_of(home: Path) -> list[psutil.Process]:
+def drivers_of(home: Path) -> list[psutil.Process]:
     """The live driver wrappers whose attempt directories are under ``home``."""
     found = []
     for process in psutil.process_iter(["cmdline"]):

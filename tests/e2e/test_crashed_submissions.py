@@ -26,7 +26,7 @@ from streamjobs.store import ApplicationRecord
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.loop import Supervisor, SupervisorConfig
 from streamjobs.supervisor.reconcile import Timing
-from tests.e2e.test_applications import _drivers_of, rate_job
+from tests.e2e.test_applications import drivers_of, rate_job
 from tests.live_server import live_server
 
 pytestmark = pytest.mark.spark
@@ -101,7 +101,7 @@ def server(tmp_path: Path) -> Iterator[tuple[Services, str]]:
         with live_server(services) as url:
             yield services, url
     finally:
-        for process in _drivers_of(tmp_path / "home"):
+        for process in drivers_of(tmp_path / "home"):
             os.killpg(process.pid, signal.SIGKILL)
 
 
@@ -139,7 +139,7 @@ def test_a_server_stopped_at_each_step_of_a_submission_leaves_one_driver(
         return check
 
     tick_until("two committed batches", next_server, committed(2))
-    assert len(_drivers_of(home)) == 1
+    assert len(drivers_of(home)) == 1
     with services.store.reading() as repos:
         attempts = repos.applications.attempts(application.id)
     assert [attempt.ended_at is None for attempt in attempts][-1]
@@ -150,7 +150,7 @@ def test_a_server_stopped_at_each_step_of_a_submission_leaves_one_driver(
     tick_until("STOPPED", next_server, lambda: AppState(current().state) in TERMINAL_STATES)
     assert current().state is AppState.STOPPED
     assert current().exit_code == 0
-    assert not _drivers_of(home)
+    assert not drivers_of(home)
     checkpoint = tmp_path / "data" / "checkpoint" / "even_ticks"
     offsets = {p.name for p in (checkpoint / "offsets").iterdir() if p.name.isdigit()}
     commits = {p.name for p in (checkpoint / "commits").iterdir() if p.name.isdigit()}

@@ -25,7 +25,7 @@ import httpx
 import pytest
 
 from streamjobs.launch.ports import free_loopback_port
-from tests.e2e.test_applications import Server, _drivers_of, wait_for
+from tests.e2e.test_applications import Server, drivers_of, wait_for
 from tests.e2e.test_server_process import streamjobs
 
 pytestmark = pytest.mark.spark
@@ -101,7 +101,7 @@ def world(tmp_path: Path) -> Iterator[World]:
         yield World(server, tmp_path)
     finally:
         server.kill()
-        for process in _drivers_of(tmp_path / "home"):
+        for process in drivers_of(tmp_path / "home"):
             os.killpg(process.pid, signal.SIGKILL)
 
 

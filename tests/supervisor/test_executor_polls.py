@@ -31,7 +31,7 @@ class Reader:
 
 def with_reader(world: World) -> Reader:
     reader = Reader()
-    world.supervisor._executor_polls = ExecutorPolls(reader)
+    world.supervisor._observer._executor_polls = ExecutorPolls(reader)
     return reader
 
 

@@ -91,6 +91,7 @@ class TestResolvedTemplate:
                     "dynamic": None,
                     "minExecutors": None,
                     "initialExecutors": None,
+                    "standby": False,
                     "volume": None,
                 },
                 "restartPolicy": {

@@ -12,6 +12,7 @@ from fastapi.responses import FileResponse, StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from streamjobs.api.application_models import ApplicationDetailsAnswer
 from streamjobs.api.auth import require_actor, services_of
 from streamjobs.api.bodies import read_document
 from streamjobs.api.conventions import JSON_DOCUMENT, json_response
@@ -154,7 +155,11 @@ async def list_applications(
     return _page(request, query, actor)
 
 
-@router.get("/{application_id}", summary="An application with its attempts and latest figures")
+@router.get(
+    "/{application_id}",
+    summary="An application with its attempts, latest figures and standby driver",
+    response_model=ApplicationDetailsAnswer,
+)
 async def get_application(
     application_id: str, request: Request, actor: Actor = Depends(require_actor)
 ) -> dict[str, Any]:

@@ -203,6 +203,24 @@ def _or_dash(value: object) -> str:
     return "-" if value is None else str(value)
 
 
+def _standby(standby: dict[str, Any]) -> str:
+    """The standby driver held now: its attempt, starting or ready, its process, and since."""
+    since = standby["readyAt"] or standby["submittedAt"]
+    return (
+        f"attempt {standby['attempt']}, {standby['state']}, pid {_or_dash(standby['pid'])}, "
+        f"since {since}"
+    )
+
+
+def _standby_mark(attempt: dict[str, Any]) -> str:
+    """How an attempt listing marks a standby driver's attempt: held, or when it was promoted."""
+    if not attempt.get("standby"):
+        return ""
+    if attempt.get("promotedAt"):
+        return f"  (standby, promoted at {attempt['promotedAt']})"
+    return "  (standby)"
+
+
 def describe_application(application: dict[str, Any], events: list[dict[str, Any]]) -> str:
     """An application for a person to read."""
     latest = application.get("latest") or {}
@@ -220,6 +238,8 @@ def describe_application(application: dict[str, Any], events: list[dict[str, Any
         f"Driver:          {application.get('driverState') or '-'}",
         f"Executors:       {executors['running']} running, {executors['pending']} pending",
     ]
+    if application.get("standby"):
+        lines.append(f"Standby driver:  {_standby(application['standby'])}")
     if application.get("nextAttemptAt"):
         heading = "Queries start:" if application["state"] == "STARTING" else "Next attempt:"
         lines.append(f"{heading:<17}{application['nextAttemptAt']}")
@@ -236,11 +256,12 @@ def describe_application(application: dict[str, Any], events: list[dict[str, Any
         )
     lines.append("Attempts:")
     for attempt in application.get("attempts", []):
-        lines.append(
+        line = (
             f"  #{attempt['number']}  submitted {attempt['submittedAt']}  "
             f"ended {attempt['endedAt'] or '-'}  exit {_or_dash(attempt['exitCode'])}  "
             f"{attempt['outcome'] or ''}"
         )
+        lines.append(line.rstrip() + _standby_mark(attempt))
     lines.append("Events:")
     lines += [f"  {event['at']}  {event['kind']}: {event['message']}" for event in events[-20:]]
     return "\n".join(lines)

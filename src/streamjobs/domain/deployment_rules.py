@@ -15,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Sequence
 
 from streamjobs.domain.errors import FieldError
-from streamjobs.domain.manifest import ApplicationType, Deployment, JobSpec, StreamingJob
+from streamjobs.domain.manifest import (
+    ApplicationType,
+    Deployment,
+    JobSpec,
+    StreamingJob,
+    TriggerMode,
+)
 
 STANDALONE_MASTER_SETTING = "STREAMJOBS_SPARK_MASTER"
 """The server setting that gives it a standalone master, and with it ``deployment: standard``."""
@@ -38,6 +44,7 @@ def unsupported_field_errors(spec: JobSpec) -> Iterator[FieldError]:
     if spec.configuration.config_maps:
         yield FieldError("spec.configuration.configMaps", f"config maps {NEEDS_KUBERNETES}")
     yield from instance_errors(spec)
+    yield from standby_errors(spec)
     is_program = spec.application.type is not ApplicationType.PIPELINE
     if is_program and spec.processing.guarantee is not None:
         yield FieldError("spec.processing.guarantee", PROGRAM_GUARANTEE)
@@ -82,6 +89,37 @@ def instance_errors(spec: JobSpec) -> Iterator[FieldError]:
             f"{path}.initialExecutors",
             f"{initial} is not between minExecutors ({fewest}) and executors ({most})",
         )
+
+
+def standby_errors(spec: JobSpec) -> Iterator[FieldError]:
+    """Where a standby driver cannot be kept: it holds a pipeline's queries until promoted,
+    which a python or jvm program cannot do, nor a batch or finite run (nothing to keep
+    running), and it waits on this server's host, where a cluster-mode driver does not run."""
+    if not spec.instance.standby:
+        return
+    path = "spec.instance.standby"
+    pipeline = spec.pipeline
+    if spec.application.type is not ApplicationType.PIPELINE or pipeline is None:
+        yield FieldError(
+            path,
+            f"a standby driver is for pipelines, whose runner holds its queries until it is "
+            f"promoted; a {spec.application.type} program starts its own: remove it",
+        )
+    elif pipeline.batch_mode or pipeline.streaming.trigger_mode in _FINITE_TRIGGERS:
+        yield FieldError(
+            path,
+            "a standby driver keeps a stream running; a batch or finite (Once, AvailableNow) "
+            "run has nothing to take over: remove it",
+        )
+    if spec.instance.in_cluster_mode:
+        yield FieldError(
+            path,
+            "a standby driver waits on the server's host, and a cluster-mode driver runs on a "
+            "worker: use deployMode client, or remove it",
+        )
+
+
+_FINITE_TRIGGERS = frozenset({TriggerMode.ONCE, TriggerMode.AVAILABLE_NOW})
 
 
 def standard_deployment_missing() -> str:

@@ -62,6 +62,10 @@ class Instance(ManifestModel):
     initial_executors: JavaInt | None = Field(default=None, ge=0)
     """With dynamic allocation, how many executors the driver asks for first (default
     ``minExecutors``)."""
+    standby: bool = False
+    """Keep a second driver started and held ready (JVM, Spark session and connectors loaded,
+    queries not started), promoted when the active driver dies: recovery without a cold start.
+    Quotas count its driver too (``deployment_rules``: pipelines on this server's host only)."""
     volume: Volume | None = None
     """For a Kubernetes deployment, which this version does not have; refused."""
 

@@ -56,11 +56,14 @@ def application_demand(
     executor: str | None,
     executors: int | None,
     node_types: Mapping[str, NodeSize],
+    standby: bool = False,
 ) -> Demand:
-    """One application's demand: its driver, and ``executors`` executors of the ``executor``
-    node type (the maximum under dynamic allocation); a single-node job has none."""
+    """One application's demand: its driver (twice with a ``standby`` driver held ready), and
+    ``executors`` executors of the ``executor`` node type (the maximum under dynamic
+    allocation); a single-node job has none."""
     driver_size = node_types[driver]
-    cores, memory = driver_size.cores, driver_size.memory_mb
+    drivers = 2 if standby else 1
+    cores, memory = drivers * driver_size.cores, drivers * driver_size.memory_mb
     if executor is not None and executors:
         executor_size = node_types[executor]
         cores += executors * executor_size.cores

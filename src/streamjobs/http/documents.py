@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from streamjobs.services.application_reads import StandbyDriver
 from streamjobs.services.applications import ApplicationDetails
 from streamjobs.services.resources import iso_time
 from streamjobs.store import (
@@ -53,13 +54,28 @@ def details_document(details: ApplicationDetails) -> dict[str, Any]:
     document = application_document(details.application)
     document["attempts"] = [attempt_document(attempt) for attempt in details.attempts]
     document["executors"] = details.executors
+    document["standby"] = standby_document(details.standby) if details.standby else None
     return document
+
+
+def standby_document(standby: StandbyDriver) -> dict[str, Any]:
+    """The standby driver an application holds: its attempt, ``starting`` or ``ready`` (since
+    ``readyAt``), and its process."""
+    attempt = standby.attempt
+    return {
+        "attempt": attempt.number,
+        "state": str(standby.state),
+        "pid": attempt.pid,
+        "submittedAt": _time(attempt.submitted_at),
+        "readyAt": _time(attempt.running_at),
+    }
 
 
 def attempt_document(attempt: AttemptRecord) -> dict[str, Any]:
     """An attempt: where its driver runs (``deployMode`` local, client or cluster; a cluster-mode
     driver's ``submissionId`` at the standalone master and the host of its worker), when it
-    started and ended, and how."""
+    started and ended, and how; whether it was started as a standby driver, and when it was
+    promoted (None while it is held: not the application's driver yet)."""
     return {
         "number": attempt.number,
         "deployMode": deploy_mode_of(attempt),
@@ -74,6 +90,8 @@ def attempt_document(attempt: AttemptRecord) -> dict[str, Any]:
         "endedAt": _time(attempt.ended_at),
         "exitCode": attempt.exit_code,
         "outcome": attempt.outcome,
+        "standby": attempt.standby,
+        "promotedAt": _time(attempt.promoted_at),
     }
 
 

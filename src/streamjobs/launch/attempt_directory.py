@@ -10,6 +10,7 @@ once the attempt has ended (``attempt_cleanup``).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -25,6 +26,20 @@ EXIT_CODE_FILE = "exit-code"
 STDOUT_FILE = "stdout.log"
 STDERR_FILE = "stderr.log"
 SECRET_CONF_FILE = "secret-conf.properties"
+WORK_DIRECTORY = "work"
+"""The driver's own directory in its attempt directory: its working directory, the one place
+there a sandboxed driver may write (besides its snapshot staging)."""
+PROMOTE_FILE = "promote.json"
+"""Written by the server to promote a standby driver: ``{"startAt": <ISO 8601>}``."""
+STANDBY_READY_FILE = "standby-ready.json"
+"""Written by a standby driver, in its ``WORK_DIRECTORY``, once it is held ready:
+``{"readyAt": <ISO 8601>}``."""
+
+
+def standby_ready_path(directory: Path) -> Path:
+    """Where the standby driver of the attempt directory ``directory`` says it is ready: in its
+    work directory, since the sandbox shows it the attempt directory read-only."""
+    return directory / WORK_DIRECTORY / STANDBY_READY_FILE
 
 
 def private_files(attempt: AttemptSpec) -> dict[str, str]:

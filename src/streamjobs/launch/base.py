@@ -69,6 +69,10 @@ class AttemptSpec:
     """The jar files the server resolved for the job's ``spark.jars.packages`` (``launch.jars``):
     the driver gets them in ``spark.jars`` and resolves nothing itself. None: the driver resolves
     its packages with Spark's resolver."""
+    standby: bool = False
+    """A warm standby of a pipeline (local or client mode only): its runner starts Spark and
+    warms up, says it is ready, and starts nothing until the launcher promotes it
+    (``Launcher.promote``); asked to stop before then, it exits 0 having touched no data."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +145,12 @@ class Launcher(Protocol):
       server stopped while starting it): the driver's handle when it runs, else EXITED with the
       exit code it left under that fence (None: no driver of that fence ever ran). It never
       starts anything.
+    - ``promote`` tells a standby driver (``AttemptSpec.standby``) to go on as the application's
+      running attempt: it starts its queries no sooner than ``start_at`` (and at once when that
+      has passed). It returns at once; it is harmless when repeated (the first promotion the
+      driver sees counts) and when the driver is gone.
+    - ``standby_ready`` says whether a standby driver has said it is held ready (Spark started
+      and warmed up); False for any other driver, and for a standby that has not yet.
     """
 
     def submit(self, attempt: AttemptSpec) -> DriverHandle: ...
@@ -158,3 +168,7 @@ class Launcher(Protocol):
     def log_files(self, handle: DriverHandle) -> dict[str, Path]: ...
 
     def recover(self, directory: Path, fence: str) -> DriverHandle | DriverHealth: ...
+
+    def promote(self, handle: DriverHandle, *, start_at: datetime) -> None: ...
+
+    def standby_ready(self, handle: DriverHandle) -> bool: ...

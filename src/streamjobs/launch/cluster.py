@@ -50,6 +50,7 @@ from streamjobs.launch.base import (
     DriverHandle,
     DriverHealth,
     DriverState,
+    InvalidLaunch,
     LaunchFailed,
 )
 from streamjobs.launch.cluster_request import submission_request
@@ -138,6 +139,11 @@ class ClusterDrivers:
         self._learnt: dict[str, _Learnt] = {}
 
     def submit(self, attempt: AttemptSpec) -> DriverHandle:
+        if attempt.standby:
+            raise InvalidLaunch(
+                f"job {attempt.job.name!r}: spec.instance.standby needs a driver on this server "
+                "(local or client mode); a cluster-mode driver cannot be held as a standby"
+            )
         _check_attempt(attempt)
         toolchain = self._toolchain()
         request = submission_request(

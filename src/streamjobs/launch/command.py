@@ -27,9 +27,11 @@ from streamjobs.domain.spark_conf import REDACTION_REGEX, session_conf
 from streamjobs.launch.attempt_directory import (
     CONNECTIONS_FILE,
     MANIFEST_FILE,
+    PROMOTE_FILE,
     REPORT_TOKEN_FILE,
     SECRET_CONF_FILE,
     STOP_FILE,
+    standby_ready_path,
 )
 from streamjobs.launch.base import AttemptSpec, LaunchFailed, NodeSize
 from streamjobs.launch.driver_addresses import LOOPBACK_DRIVER, DriverAddresses
@@ -260,7 +262,8 @@ def application_arguments(attempt: AttemptSpec, *, toolchain: Toolchain) -> list
 
 def runner_arguments(attempt: AttemptSpec) -> list[str]:
     """The runner's command line: where its files are, where the server asks it to stop or to
-    take a snapshot, where it stages the snapshots it takes, and where it reports."""
+    take a snapshot, where it stages the snapshots it takes, where it reports, and for a
+    standby where it is promoted and says it is ready."""
     directory = attempt.directory
     arguments = ["--manifest", str(directory / MANIFEST_FILE)]
     if attempt.connections:
@@ -277,6 +280,13 @@ def runner_arguments(attempt: AttemptSpec) -> list[str]:
     ]
     if attempt.hold_until is not None:
         arguments += ["--hold-until", attempt.hold_until.isoformat()]
+    if attempt.standby:
+        arguments += [
+            "--standby-promote-file",
+            str(directory / PROMOTE_FILE),
+            "--standby-ready-file",
+            str(standby_ready_path(directory)),
+        ]
     if attempt.report_url:
         arguments += [
             "--report-url",

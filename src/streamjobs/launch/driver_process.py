@@ -18,8 +18,10 @@ import json
 import os
 import signal
 import socket
+import stat
 import subprocess
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 
 import psutil
@@ -30,12 +32,15 @@ from streamjobs.domain.snapshots import SNAPSHOT_REQUEST_FILE, SnapshotRequest
 from streamjobs.launch.attempt_directory import (
     EXIT_CODE_FILE,
     MANIFEST_FILE,
+    PROMOTE_FILE,
     SECRET_CONF_FILE,
     STDERR_FILE,
     STDOUT_FILE,
     STOP_FILE,
+    WORK_DIRECTORY,
     attempt_files,
     private_files,
+    standby_ready_path,
 )
 from streamjobs.launch.base import (
     AttemptSpec,
@@ -188,6 +193,18 @@ class SparkSubmitLauncher:
             with contextlib.suppress(FileNotFoundError):
                 _write_for_driver(directory / SNAPSHOT_REQUEST_FILE, json.dumps(request.to_wire()))
 
+    def promote(self, handle: DriverHandle, *, start_at: datetime) -> None:
+        """Write the promotion where a standby's runner looks for it, whole (see
+        ``Launcher.promote``); nothing when the attempt directory is gone."""
+        with contextlib.suppress(FileNotFoundError):
+            promotion = json.dumps({"startAt": start_at.isoformat()})
+            _write_for_driver(Path(handle.directory) / PROMOTE_FILE, promotion)
+
+    def standby_ready(self, handle: DriverHandle) -> bool:
+        """Whether the standby's runner wrote its ready file: a plain file there (the directory
+        is the driver's, so only its kind is trusted, never where a link would lead)."""
+        return _is_plain_file(standby_ready_path(Path(handle.directory)))
+
     def abort(self, handle: DriverHandle) -> None:
         _signal_group(handle, signal.SIGTERM)
 
@@ -250,8 +267,14 @@ def _prepare_directory(attempt: AttemptSpec) -> None:
     directory.parent.parent.mkdir(parents=True, exist_ok=True)
     for private in (directory.parent, directory):
         private.mkdir(mode=0o700, exist_ok=True)
-    for stale in (EXIT_CODE_FILE, STOP_FILE, SNAPSHOT_REQUEST_FILE, SECRET_CONF_FILE):
+    for stale in (EXIT_CODE_FILE, STOP_FILE, SNAPSHOT_REQUEST_FILE, SECRET_CONF_FILE, PROMOTE_FILE):
         (directory / stale).unlink(missing_ok=True)
+    if attempt.standby:  # its runner writes the ready file in its work directory
+        work = directory / WORK_DIRECTORY
+        if work.is_symlink():
+            work.unlink()
+        work.mkdir(mode=0o700, exist_ok=True)
+        standby_ready_path(directory).unlink(missing_ok=True)
     for name, content in attempt_files(attempt).items():
         (directory / name).write_text(content, encoding="utf-8")
     for name, content in private_files(attempt).items():
@@ -275,6 +298,13 @@ def _write_for_driver(path: Path, content: str) -> None:
         file.write(content)
     os.chmod(temporary, 0o644)
     os.replace(temporary, path)
+
+
+def _is_plain_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.lstat().st_mode)
+    except OSError:
+        return False
 
 
 def _start_time(pid: int) -> float:

@@ -4,7 +4,9 @@ Each submitted attempt gets a fake driver that runs until the test ends it (``ex
 ``stop``/``abort``/``kill`` reach it (exit codes 0, 143 and 137, as real drivers give). It can be
 told to refuse the next submissions (``refuse_submissions``), as a launcher does when
 spark-submit cannot start. It records the snapshots asked of each driver (at a stop and on
-demand); a test plays the runner by staging them itself.
+demand); a test plays the runner by staging them itself. A standby's fake driver is ready once
+the test says so (``make_ready``, or ``standbys_ready`` for every one at once) and records the
+promotions it gets.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import itertools
 import signal
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from streamjobs.domain.snapshots import SnapshotRequest
@@ -40,12 +43,18 @@ class FakeDriver:
     """Every ``request_snapshot`` made of it, in order (asked again: recorded again)."""
     stop_snapshot: SnapshotRequest | None = None
     """The snapshot its (first) graceful stop asked for."""
+    ready: bool = False
+    """A standby that has said it is held ready."""
+    promotions: list[datetime] = field(default_factory=list)
+    """The ``start_at`` of every ``promote`` made of it, in order."""
 
 
 class FakeLauncher:
     """Keeps fake drivers in memory; see the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, standbys_ready: bool = False) -> None:
+        """``standbys_ready``: every standby is ready as soon as it is submitted."""
+        self.standbys_ready = standbys_ready
         self.drivers: list[FakeDriver] = []
         self._pids = itertools.count(1000)
         self._refusals: list[str] = []
@@ -60,7 +69,8 @@ class FakeLauncher:
             ui_port=4040,
             master="local[1]",
         )
-        self.drivers.append(FakeDriver(attempt=attempt, handle=handle))
+        ready = attempt.standby and self.standbys_ready
+        self.drivers.append(FakeDriver(attempt=attempt, handle=handle, ready=ready))
         return handle
 
     def poll(self, handle: DriverHandle) -> DriverHealth:
@@ -79,6 +89,15 @@ class FakeLauncher:
         driver = self._driver(handle)
         driver.calls.append("snapshot")
         driver.snapshot_requests.append(request)
+
+    def promote(self, handle: DriverHandle, *, start_at: datetime) -> None:
+        driver = self._driver(handle)
+        driver.calls.append("promote")
+        driver.promotions.append(start_at)
+
+    def standby_ready(self, handle: DriverHandle) -> bool:
+        driver = self._driver(handle)
+        return driver.attempt.standby and driver.ready
 
     def abort(self, handle: DriverHandle) -> None:
         self._end(handle, "abort", _SIGTERM_EXIT)
@@ -106,6 +125,18 @@ class FakeLauncher:
         """Make driver ``index`` (in submission order; -1 the latest) exit with ``code``."""
         driver = self.drivers[index]
         driver.running, driver.exit_code = False, code
+
+    def make_ready(self, index: int = -1) -> None:
+        """Make the standby driver ``index`` (in submission order; -1 the latest) say it is
+        held ready."""
+        driver = self.drivers[index]
+        assert driver.attempt.standby, "only a standby's driver says it is ready"
+        driver.ready = True
+
+    @property
+    def standbys(self) -> list[FakeDriver]:
+        """The drivers submitted as standbys, in submission order."""
+        return [driver for driver in self.drivers if driver.attempt.standby]
 
     def refuse_submissions(self, *reasons: str) -> None:
         """Make the next ``len(reasons)`` submissions raise ``LaunchFailed`` with these reasons."""

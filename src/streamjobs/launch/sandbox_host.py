@@ -26,7 +26,7 @@ from streamjobs.launch.accounts import (
     accounts_for_this_process,
     candidate_names,
 )
-from streamjobs.launch.attempt_directory import private_files
+from streamjobs.launch.attempt_directory import WORK_DIRECTORY, private_files
 from streamjobs.launch.base import AttemptSpec, LaunchFailed
 from streamjobs.launch.command import DriverCommand, Toolchain
 from streamjobs.launch.sandbox import (
@@ -40,8 +40,6 @@ from streamjobs.launch.sandbox import (
 )
 from streamjobs.launch.sandbox_paths import granted_paths, own_directory
 
-WORK_DIRECTORY = "work"
-"""The driver's own directory in its attempt directory: its working directory."""
 WORK_TMP = "tmp"
 """The driver's temporary files (Spark's local directories, Python's and Java's temporary
 files), in its work directory on disk rather than in the sandbox's memory-backed ``/tmp``."""

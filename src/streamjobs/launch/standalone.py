@@ -33,6 +33,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 
 from streamjobs.launch.attempt_directory import STDERR_FILE
@@ -119,6 +120,14 @@ class StandaloneLauncher(SparkSubmitLauncher):
             self.cluster.kill(handle)
         else:
             super().kill(handle)
+
+    def promote(self, handle: DriverHandle, *, start_at: datetime) -> None:
+        """Client-mode drivers only: no cluster-mode driver is a standby (``submit`` refuses)."""
+        if handle.submission_id is None:
+            super().promote(handle, start_at=start_at)
+
+    def standby_ready(self, handle: DriverHandle) -> bool:
+        return handle.submission_id is None and super().standby_ready(handle)
 
     def locate(self, handle: DriverHandle) -> DriverHandle:
         """A cluster-mode driver's worker host and UI port once known (``DriverLocator``)."""

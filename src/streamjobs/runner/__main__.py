@@ -2,7 +2,8 @@
 
 Exit codes: 0 when every query finished (Once, AvailableNow) or the run was stopped gracefully
 (SIGTERM/SIGINT or the ``--stop-file`` appearing: after the micro-batch in flight, then the
-snapshot the stop file asks for, if any), 1 when a query failed, 2 when the manifest,
+snapshot the stop file asks for, if any), or stopped as a standby before its promotion (having
+started no query), 1 when a query failed, 2 when the manifest,
 connections or secrets are unusable — found before Spark starts. Snapshots asked for in
 ``--snapshot-request-file`` (and periodic ones) are staged in ``--snapshot-directory``.
 """
@@ -38,9 +39,18 @@ def parse_args(argv: Sequence[str] | None = None) -> RunRequest:
         type=_moment,
         help="start the queries no sooner than this ISO 8601 time with its UTC offset",
     )
+    parser.add_argument(
+        "--standby-promote-file",
+        help="a warm standby: start no query until the server writes its promotion here",
+    )
+    parser.add_argument(
+        "--standby-ready-file", help="where a standby says it is warmed up and held ready"
+    )
     args = parser.parse_args(argv)
     if args.report_url and not args.report_token_file:
         parser.error("--report-url needs --report-token-file")
+    if bool(args.standby_promote_file) != bool(args.standby_ready_file):
+        parser.error("--standby-promote-file and --standby-ready-file go together")
     return RunRequest(
         manifest=args.manifest,
         connections=args.connections,
@@ -55,6 +65,8 @@ def parse_args(argv: Sequence[str] | None = None) -> RunRequest:
         hold_until=args.hold_until,
         snapshot_request_file=args.snapshot_request_file,
         snapshot_directory=args.snapshot_directory,
+        standby_promote_file=args.standby_promote_file,
+        standby_ready_file=args.standby_ready_file,
     )
 
 

@@ -30,6 +30,7 @@ from streamjobs.domain.spec import (
     resolved_template,
     split_server_fields,
 )
+from streamjobs.runner import standby
 from streamjobs.runner.backlog import BacklogProbe, JvmKafkaTimestamps
 from streamjobs.runner.listener import ReportingListener
 from streamjobs.runner.pipeline import PipelineRun, RunOutcome
@@ -70,6 +71,10 @@ class RunRequest:
     """Take a snapshot when the server writes a request here (``domain.snapshots``)."""
     snapshot_directory: str | None = None
     """Where snapshots are staged; without one, none are taken."""
+    standby_promote_file: str | None = None
+    """A warm standby: start Spark, warm up, write ``standby_ready_file``, and start nothing
+    until the server writes its promotion here (``runner.standby``)."""
+    standby_ready_file: str | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +160,11 @@ def run(
         application_id=request.application_id,
         snapshot_directory=Path(request.snapshot_directory) if request.snapshot_directory else None,
     )
+    previous = _stop_on_signals(pipeline_run)
+    watchers = _stop_file_watchers(request, pipeline_run)
+    if request.standby_promote_file:  # before the listener, which must not report its query
+        stopped = pipeline_run.stop_requested
+        standby.warm_up(spark, prepared.job, prepared.resolver, stopped=stopped, errors=errors)
     probe = _backlog_probe(spark, prepared, reporter, clock)
     listener = ReportingListener(
         reporter,
@@ -163,10 +173,11 @@ def run(
         on_progress=probe.offer if probe else None,
     )
     spark.streams.addListener(listener)
-    previous = _stop_on_signals(pipeline_run)
-    watchers = _stop_file_watchers(request, pipeline_run)
     try:
-        if request.hold_until is not None and not pipeline_run.hold(request.hold_until):
+        promoted, hold_until = _promotion(request, pipeline_run, clock, errors)
+        if not promoted:
+            outcome = RunOutcome(exit_code=0, stopped=True)  # a standby: it has nothing to stage
+        elif hold_until is not None and not pipeline_run.hold(hold_until):
             outcome = RunOutcome(exit_code=0, stopped=True)
             pipeline_run.stage_remaining_snapshots(outcome)
         else:
@@ -188,6 +199,26 @@ def run(
         reporter.close()
     _report_failures(outcome, errors)
     return outcome.exit_code
+
+
+def _promotion(
+    request: RunRequest, pipeline_run: PipelineRun, clock: SystemClock, errors: IO[str]
+) -> tuple[bool, datetime | None]:
+    """Whether the run goes on, and until when it holds its queries: a (warmed-up) standby says
+    it is ready and waits for its promotion, whose ``startAt`` it holds until (the request's
+    ``hold_until`` when later); any other run goes on with ``hold_until``."""
+    if request.standby_promote_file is None:
+        return True, request.hold_until
+    stopped = pipeline_run.stop_requested
+    if stopped():
+        return False, None
+    if request.standby_ready_file:
+        standby.say_ready(Path(request.standby_ready_file), clock)
+    promotion = Path(request.standby_promote_file)
+    start_at = standby.await_promotion(promotion, stopped=stopped, clock=clock, errors=errors)
+    if start_at is None:
+        return False, None
+    return True, max(start_at, request.hold_until or start_at)
 
 
 def _backlog_probe(

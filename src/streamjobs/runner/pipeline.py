@@ -138,6 +138,10 @@ class PipelineRun:
             self._snapshots.offer_at_stop(snapshot)
         self._stop_requested.set()
 
+    def stop_requested(self) -> bool:
+        """Whether a stop has been asked (by a signal, the stop file or the caller)."""
+        return self._stop_requested.is_set()
+
     def request_snapshot(self, request: SnapshotRequest) -> bool:
         """Ask for a snapshot at the next batch boundary; False when it will not be taken (its
         name was asked for before, or this run stages none)."""

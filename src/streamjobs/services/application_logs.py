@@ -127,7 +127,7 @@ class ApplicationLogs:
             require_job(repos, actor, application.job_name, application.bundle, JobAction.VIEW)
             spec = repos.applications.spec(application_id)
             attempts = repos.applications.attempts(application_id)
-        chosen = [a for a in attempts if attempt is None or a.number == attempt]
+        chosen = [a for a in attempts if a.number == attempt or (attempt is None and not a.held)]
         if not chosen:
             what = f"attempt {attempt} of {application_id}" if attempt else application_id
             raise NotFound("application attempt", what)

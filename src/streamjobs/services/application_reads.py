@@ -1,6 +1,6 @@
-"""Reading applications back: one application with its attempts, the applications of the jobs an
-actor may see (filtered and paged), and an application's events, progress, throughput and
-template.
+"""Reading applications back: one application with its attempts and its standby driver, the
+applications of the jobs an actor may see (filtered and paged), and an application's events,
+progress, throughput and template.
 
 ``ApplicationReads`` holds these reads for ``applications.ApplicationService``; each is one read
 transaction, and an application whose job the actor may not see is reported as not found, so its
@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import builtins
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from streamjobs.domain.access import Actor, JobAction
 from streamjobs.domain.errors import FieldError, InvalidInput, NotFound
-from streamjobs.domain.states import AppState
+from streamjobs.domain.states import ACTIVE_STATES, AppState
 from streamjobs.domain.throughput import Bucket
 from streamjobs.services.access import require_job, visible_to
 from streamjobs.services.resources import Page, check_page, tag_filter
@@ -43,13 +44,42 @@ class ApplicationQuery:
     offset: int = 0
 
 
+class StandbyState(StrEnum):
+    """Where a held standby driver is: starting (JVM and Spark session coming up) or ready (its
+    driver said it is warm and waits to be promoted)."""
+
+    STARTING = "starting"
+    READY = "ready"
+
+
+@dataclass(frozen=True)
+class StandbyDriver:
+    """The standby driver an application holds now: a held attempt that has not ended."""
+
+    attempt: AttemptRecord
+
+    @property
+    def state(self) -> StandbyState:
+        """Ready once the supervisor recorded its driver ready (its ``running_at``)."""
+        return StandbyState.READY if self.attempt.running_at else StandbyState.STARTING
+
+
 @dataclass(frozen=True)
 class ApplicationDetails:
-    """An application with its attempts and its latest executor figures."""
+    """An application with its attempts (held standbys among them, ``AttemptRecord.standby``),
+    the standby driver it holds now, and its latest executor figures."""
 
     application: ApplicationRecord
     attempts: list[AttemptRecord]
     executors: dict[str, Any] | None
+    standby: StandbyDriver | None = None
+
+    @property
+    def latest_attempt(self) -> AttemptRecord | None:
+        """The attempt of the application's driver: the newest one that is not a held standby
+        (``store``'s ``latest_attempt``, from the attempts read here)."""
+        drivers = [attempt for attempt in self.attempts if not attempt.held]
+        return drivers[-1] if drivers else None
 
 
 class ApplicationReads:
@@ -65,6 +95,7 @@ class ApplicationReads:
                 application=application,
                 attempts=repos.applications.attempts(application_id),
                 executors=figures.figures if figures else None,
+                standby=held_standby(repos, application),
             )
 
     def list(self, query: ApplicationQuery, *, actor: Actor) -> ApplicationPage:
@@ -146,6 +177,18 @@ def visible_application(
     except NotFound:
         raise NotFound("application", application_id) from None
     return application
+
+
+def held_standby(repos: Repositories, application: ApplicationRecord) -> StandbyDriver | None:
+    """The standby driver ``application`` holds now: its newest held standby while it has not
+    ended and the application is one the supervisor works on (an ended one is history, shown
+    among the attempts only)."""
+    if application.state not in ACTIVE_STATES:
+        return None
+    attempt = repos.applications.standby_attempt(application.id)
+    if attempt is None or attempt.ended_at is not None:
+        return None
+    return StandbyDriver(attempt)
 
 
 def _state(status: str) -> AppState:

@@ -98,6 +98,7 @@ def reserve_demand(repos: Repositories, bundle: str, spec: dict[str, Any]) -> De
         executor=instance.get("executor") if standard else None,
         executors=instance.get("executors"),
         node_types=sizes,
+        standby=bool(instance.get("standby")),
     )
     check_quota(
         bundle, repos.bundles.get(bundle).quota, repos.applications.demand_in_bundle(bundle), demand

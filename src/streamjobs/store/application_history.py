@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, select, update
+from sqlalchemy import Select, bindparam, false, func, select, true, update
 
 from streamjobs.domain.errors import AlreadyExists, NotFound
 from streamjobs.domain.states import AppState
@@ -39,6 +39,7 @@ ATTEMPT_CHANGEABLE_FIELDS = frozenset(
         "submission_id",
         "driver_host",
         "launched_on",
+        "promoted_at",
     }
 )
 """What ``update_attempt`` may change: everything but the attempt's key and submission time."""
@@ -70,6 +71,21 @@ class AttemptRecord:
     worker not known yet)."""
     launched_on: str | None = None
     """The server host that started a local or client-mode driver."""
+    standby: bool = False
+    """Started as a standby driver (``promoted_at``: when it took over, None while held)."""
+    promoted_at: datetime | None = None
+    token_hash: str | None = None
+
+    @property
+    def held(self) -> bool:
+        """A standby not promoted: not the application's latest attempt."""
+        return self.standby and self.promoted_at is None
+
+    @property
+    def reporting_since(self) -> datetime:
+        """Since when the driver's reports are its own: a promoted standby's from its
+        promotion (before it, the reports were its predecessor's)."""
+        return self.promoted_at or self.submitted_at
 
 
 @dataclass(frozen=True)
@@ -98,6 +114,8 @@ class ApplicationHistory(Repository):
         ui_port: int | None = None,
         master: str | None = None,
         fence: str | None = None,
+        standby: bool = False,
+        token_hash: str | None = None,
     ) -> AttemptRecord:
         """Record attempt ``number`` of the application.
 
@@ -117,6 +135,8 @@ class ApplicationHistory(Repository):
             master=master,
             submitted_at=submitted_at,
             fence=fence,
+            standby=standby,
+            token_hash=token_hash,
         )
         self._insert_unique(row, kind="attempt", name=attempt)
         return _attempt_record(row)
@@ -161,14 +181,44 @@ class ApplicationHistory(Repository):
         return {row.application_id: AttemptRecord(*row) for row in found.all()}
 
     def latest_attempt(self, application_id: str) -> AttemptRecord | None:
-        """The application's attempt with the highest number, or None before the first."""
+        """The application's attempt with the highest number, or None before the first; a
+        standby not promoted yet is not one (``standby_attempt``)."""
         row = self._session.scalars(
             _select_attempts()
-            .where(ApplicationAttemptRow.application_id == application_id)
+            .where(ApplicationAttemptRow.application_id == application_id, _NOT_HELD)
             .order_by(ApplicationAttemptRow.number.desc())
             .limit(1)
         ).one_or_none()
         return None if row is None else _attempt_record(row)
+
+    def standby_attempt(self, application_id: str) -> AttemptRecord | None:
+        """The application's newest standby not promoted (ended or not), or None."""
+        row = self._session.scalars(
+            _select_attempts()
+            .where(ApplicationAttemptRow.application_id == application_id, _HELD)
+            .order_by(ApplicationAttemptRow.number.desc())
+            .limit(1)
+        ).one_or_none()
+        return None if row is None else _attempt_record(row)
+
+    def standby_attempts_in(self, states: Iterable[AppState]) -> dict[str, AttemptRecord]:
+        """``standby_attempt`` of each application in one of ``states`` that has one."""
+        rows = self._session.scalars(
+            _select_attempts()
+            .join(ApplicationRow, ApplicationRow.id == ApplicationAttemptRow.application_id)
+            .where(ApplicationRow.state.in_([state.value for state in states]), _HELD)
+            .order_by(ApplicationAttemptRow.number)
+        )
+        return {row.application_id: _attempt_record(row) for row in rows}
+
+    def next_attempt_number(self, application_id: str) -> int:
+        """The number the application's next attempt (or standby) takes."""
+        highest = self._session.scalar(
+            select(func.max(ApplicationAttemptRow.number)).where(
+                ApplicationAttemptRow.application_id == application_id
+            )
+        )
+        return (highest or 0) + 1
 
     def add_event(
         self, application_id: str, *, at: datetime, kind: str, message: str
@@ -210,13 +260,19 @@ class ApplicationHistory(Repository):
         ).one_or_none()
 
 
+_HELD = (ApplicationAttemptRow.standby == true()) & ApplicationAttemptRow.promoted_at.is_(None)
+"""A standby attempt not promoted: held ready, not the application's latest attempt."""
+_NOT_HELD = (ApplicationAttemptRow.standby == false()) | ApplicationAttemptRow.promoted_at.is_not(
+    None
+)
+
 _NEWEST_ATTEMPTS = (
     select(
         ApplicationAttemptRow.application_id,
         func.max(ApplicationAttemptRow.number).label("number"),
     )
     .join(ApplicationRow, ApplicationRow.id == ApplicationAttemptRow.application_id)
-    .where(ApplicationRow.state.in_(bindparam("states", expanding=True)))
+    .where(ApplicationRow.state.in_(bindparam("states", expanding=True)), _NOT_HELD)
     .group_by(ApplicationAttemptRow.application_id)
     .subquery()
 )
@@ -254,6 +310,9 @@ def _attempt_record(row: ApplicationAttemptRow) -> AttemptRecord:
         submission_id=row.submission_id,
         driver_host=row.driver_host,
         launched_on=row.launched_on,
+        standby=row.standby,
+        promoted_at=row.promoted_at,
+        token_hash=row.token_hash,
     )
 
 

@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -359,6 +360,11 @@ class ApplicationAttemptRow(Base):
     """Where the driver's UI and REST API answer (None: 127.0.0.1)."""
     launched_on: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
     """The server host that started a local or client-mode driver."""
+    standby: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    """Started as a standby driver: held ready, not the latest attempt until promoted."""
+    promoted_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    token_hash: Mapped[str | None] = mapped_column(String(NAME_LENGTH))
+    """A standby driver's report token (a digest): the application's once it is promoted."""
 
 
 class ApplicationEventRow(Base):

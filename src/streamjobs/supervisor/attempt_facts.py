@@ -48,9 +48,10 @@ def outcome_of(attempt: AttemptRecord | None) -> Outcome | None:
 
 
 def heartbeat_of(application: ApplicationRecord, attempt: AttemptRecord | None) -> datetime | None:
-    """The last report of the latest attempt's driver (earlier attempts' reports do not count)."""
+    """The last report of the latest attempt's driver (earlier attempts' reports do not count,
+    nor those from before a standby driver's promotion)."""
     beat = application.last_heartbeat_at
-    if beat is None or attempt is None or beat < attempt.submitted_at:
+    if beat is None or attempt is None or beat < attempt.reporting_since:
         return None
     return beat
 

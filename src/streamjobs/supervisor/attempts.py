@@ -86,6 +86,7 @@ class AttemptFactory:
         *,
         hold_until: datetime | None = None,
         fence: str = "",
+        standby: bool = False,
     ) -> AttemptSpec:
         """The attempt ``number`` of ``application``, recorded with ``fence``; its driver
         reports with ``token`` and, when ``hold_until`` is given, starts its queries no sooner.
@@ -117,6 +118,7 @@ class AttemptFactory:
             report_url=f"{self._public_url}/api/v1/applications/{application.id}/reports",
             report_token=token,
             hold_until=hold_until,
+            standby=standby,
             run_as=application.run_as,
             data_roots=tuple(bundle.data_roots or ()),
             fence=fence,

@@ -67,7 +67,7 @@ def past_start_up(application: ApplicationRecord, attempt: AttemptRecord, now: d
     latest = application.latest or {}
     if latest.get("attempt") == attempt.number and "firstBatchCommittedAt" in latest:
         return True
-    started = attempt.submitted_at
+    started = attempt.reporting_since
     held_until = application.next_attempt_at
     if application.state == AppState.STARTING and held_until is not None:
         started = max(started, held_until)

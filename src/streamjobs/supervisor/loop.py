@@ -24,7 +24,8 @@ With several servers on one store, only the holder of the supervisor's lease tic
 this server starts leading, it starts afresh as a newly started server's supervisor would (it
 forgets what it knew of the applications; its first tick re-attaches to every driver the store
 records). Drivers started on another host are judged by their reports
-(``supervisor.remote_drivers``).
+(``supervisor.remote_drivers``). Standby drivers are watched, started, promoted and ended by
+``supervisor.standbys``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import logging
 import secrets
 import socket
 import threading
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -42,7 +43,7 @@ from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import StreamjobsError
 from streamjobs.domain.manifest import Deployment
 from streamjobs.domain.states import ACTIVE_STATES, AppEvent, AppState
-from streamjobs.launch.base import DriverHandle, DriverState, InvalidLaunch, Launcher
+from streamjobs.launch.base import InvalidLaunch, Launcher
 from streamjobs.launch.jars import JarResolver
 from streamjobs.launch.spark_ui import read_executors
 from streamjobs.services.application_state import move
@@ -52,33 +53,31 @@ from streamjobs.store.db import Store
 from streamjobs.store.leases import Fenced
 from streamjobs.supervisor.attempt_facts import (
     handle_of,
-    heartbeat_of,
 )
 from streamjobs.supervisor.attempts import AttemptFactory
 from streamjobs.supervisor.decisions import log_decision
-from streamjobs.supervisor.driver_records import record_exit, record_figures
 from streamjobs.supervisor.ended_attempts import remove_files_of_ended_attempts
 from streamjobs.supervisor.executors import ExecutorPolls, ExecutorReader
 from streamjobs.supervisor.health import HealthStep
 from streamjobs.supervisor.leader_ticks import LeaderTicks
 from streamjobs.supervisor.leadership import Leading
-from streamjobs.supervisor.observations import observed_from
+from streamjobs.supervisor.observer import Observer
 from streamjobs.supervisor.reconcile import (
     Action,
     DriverCall,
-    Observed,
     Timing,
     tick,
 )
 from streamjobs.supervisor.remote_drivers import (
     launched_elsewhere,
     log_unreachable,
-    observe_remote,
 )
 from streamjobs.supervisor.snapshots import Snapshots, SnapshotStep
+from streamjobs.supervisor.standbys import Standbys
 from streamjobs.supervisor.submission_times import next_submission_due
 from streamjobs.supervisor.submissions import PendingAttempt, Submissions
 from streamjobs.supervisor.terms import ApplicationTerms
+from streamjobs.supervisor.tick_model import StandbyCall
 from streamjobs.supervisor.upgrades import Upgrades, UpgradeStep
 from streamjobs.supervisor.wakeups import Wakeups
 
@@ -131,7 +130,6 @@ class Supervisor:
             else None
         )
         self._host = host or socket.gethostname()
-        self._executor_polls = ExecutorPolls(executor_reader)
         self._health = health or HealthStep(store=store, clock=clock)
         self._launchers = launchers
         self._attempts = attempts
@@ -154,6 +152,26 @@ class Supervisor:
             launcher_for=self._launcher,
             jar_resolver=jar_resolver,
             wake=self.wake,
+        )
+        self._standbys = Standbys(
+            store=store,
+            attempts=attempts,
+            clock=clock,
+            launcher_for=self._launcher,
+            host=self._host,
+        )
+        self._held: dict[str, AttemptRecord] = {}
+        """Each application's newest standby not promoted, as the last tick read it."""
+        self._observer = Observer(
+            store=store,
+            clock=clock,
+            timing=config.timing,
+            submissions=self._submissions,
+            standbys=self._standbys,
+            executor_polls=ExecutorPolls(executor_reader),
+            launcher_for=self._launcher,
+            terms_of=self._terms_of,
+            host=self._host,
         )
 
     @property
@@ -191,7 +209,9 @@ class Supervisor:
             self._swept = True
             remove_files_of_ended_attempts(self._store, self._attempts.apps_directory)
         supervised = self._supervised()
-        observed = list(self._observe_each(supervised))
+        self._held = self._standbys.held()
+        self._live_pids = set()
+        observed = list(self._observer.observe_each(supervised, self._held, self._live_pids))
         now = self._clock.now()
         actions = tick(observed, now=now, timing=self._config.timing)
         for action in actions:
@@ -207,6 +227,7 @@ class Supervisor:
                 log.info("supervisor: %s: %s", action.application_id, error.detail)
             except Exception:
                 log.exception("supervisor: applying %s failed", action)
+        self._sweep_standbys()
         self._health.run(supervised, self._terms_of)  # each application's own rules, never fatal
         if self._snapshots is not None:
             self._snapshots.run(supervised, self._launcher)  # never fatal either
@@ -219,6 +240,14 @@ class Supervisor:
             app.id for app in observed if app.state is AppState.STARTING and not app.driver_ready
         )
         return actions
+
+    def _sweep_standbys(self) -> None:
+        try:
+            self._standbys.sweep()
+        except Fenced:
+            raise
+        except Exception:
+            log.exception("supervisor: ending the standbys of inactive applications failed")
 
     def wake(self) -> None:
         """Tick now rather than at the next interval (from any thread): something asked of an
@@ -306,73 +335,12 @@ class Supervisor:
                 )
         return terms
 
-    def _observe_each(
-        self, supervised: list[tuple[ApplicationRecord, AttemptRecord | None]]
-    ) -> Iterator[Observed]:
-        """What each application looks like now; one that cannot be observed is left out of
-        this tick (and logged), the others are not held up by it."""
-        self._live_pids = set()
-        for application, attempt in supervised:
-            try:
-                observed = self._observe(application, attempt)
-            except Fenced:
-                raise
-            except Exception:
-                log.exception("supervisor: observing application %s failed", application.id)
-                continue
-            yield observed
-
-    def _observe(self, application: ApplicationRecord, attempt: AttemptRecord | None) -> Observed:
-        live, ready = False, False
-        if attempt is not None and attempt.ended_at is None and attempt.pid is None:
-            application, attempt = self._submissions.settle(application, attempt)
-        if attempt is not None and attempt.ended_at is None and attempt.pid is not None:
-            handle = handle_of(attempt)
-            if launched_elsewhere(handle, self._host):
-                return observe_remote(
-                    self._store,
-                    application,
-                    attempt,
-                    self._terms_of(application),
-                    now=self._clock.now(),
-                    timeout=self._config.timing.heartbeat_timeout,
-                )
-            health = self._launcher(application).poll(handle)
-            if health.state is DriverState.RUNNING:
-                live = True
-                self._live_pids.add(attempt.pid)
-                attempt, handle = self._submissions.locate(application, attempt, handle)
-                application, ready = self._driver_ready(application, attempt, handle)
-            else:
-                application, attempt = record_exit(
-                    self._store, application, attempt, health.exit_code, at=self._clock.now()
-                )
-        if attempt is not None and not ready:
-            ready = heartbeat_of(application, attempt) is not None
-        return observed_from(
-            application, attempt, self._terms_of(application), live=live, ready=ready
-        )
-
-    def _driver_ready(
-        self, application: ApplicationRecord, attempt: AttemptRecord, handle: DriverHandle
-    ) -> tuple[ApplicationRecord, bool]:
-        """Whether the driver reported or its REST API answers (then its executor figures are
-        kept; ``supervisor.executors`` says when it is asked); the application afterwards."""
-        reported = heartbeat_of(application, attempt) is not None
-        now = self._clock.now()
-        polls = self._executor_polls
-        if not polls.due(application, attempt, now, reports=self._terms_of(application).reports):
-            return application, reported
-        figures = polls.read(application.id, handle, now)
-        if figures is None:
-            return application, reported
-        executors = self._terms_of(application).executors
-        return record_figures(
-            self._store, application, figures, executors_asked=executors, at=now
-        ), True
-
     def _apply(self, action: Action) -> None:
+        if action.standby in (StandbyCall.LAUNCH, StandbyCall.DISCARD):
+            self._apply_to_standby(action)
+            return
         now = self._clock.now()
+        promoted: AttemptRecord | None = None
         with self._store.transaction() as repos:
             application = repos.applications.get(action.application_id)
             if application.version != action.version:
@@ -381,6 +349,9 @@ class Supervisor:
             token = secrets.token_urlsafe(32)
             if action.driver is DriverCall.SUBMIT:
                 changes["token_hash"] = token_digest(token)
+            if action.standby is StandbyCall.PROMOTE:
+                promoted = self._standbys.claim(repos, application.id, now)
+                changes["token_hash"] = promoted.token_hash
             application = move(
                 repos, application, action.event, at=now, changes=changes, note=action.note
             )
@@ -403,7 +374,9 @@ class Supervisor:
             log_decision(application, action.note)
         if self._leading is not None:
             self._leading.confirm()
-        if pending is not None:
+        if promoted is not None:
+            self._standbys.release(application, promoted, start_at=action.hold_until or now)
+        elif pending is not None:
             pid = self._submissions.start(application, pending)
             if pid is not None:
                 self._live_pids.add(pid)
@@ -419,6 +392,22 @@ class Supervisor:
             else:
                 call = {DriverCall.ABORT: launcher.abort, DriverCall.KILL: launcher.kill}
                 call[action.driver](handle_of(attempt))
+
+    def _apply_to_standby(self, action: Action) -> None:
+        """Start or end an application's standby driver (no change to the application)."""
+        with self._store.reading() as repos:
+            application = repos.applications.get(action.application_id)
+        if self._leading is not None:
+            self._leading.confirm()
+        held = self._held.get(application.id)
+        if action.standby is StandbyCall.DISCARD and held is not None:
+            self._standbys.discard(
+                application, held, f"ended: the application is {application.state}"
+            )
+        elif action.standby is StandbyCall.LAUNCH:
+            pid = self._standbys.launch(application)
+            if pid is not None:
+                self._live_pids.add(pid)
 
     def _launcher(self, application: ApplicationRecord) -> Launcher:
         deployment = self._terms_of(application).deployment

@@ -11,7 +11,7 @@ from streamjobs.domain.policy import RetryCounters
 from streamjobs.domain.states import AppState
 from streamjobs.store import ApplicationRecord, AttemptRecord
 from streamjobs.supervisor.attempt_facts import failure_cause_of, heartbeat_of, outcome_of
-from streamjobs.supervisor.reconcile import Observed, Request
+from streamjobs.supervisor.reconcile import Observed, Request, StandbyView
 from streamjobs.supervisor.terms import ApplicationTerms
 
 
@@ -22,10 +22,11 @@ def observed_from(
     *,
     live: bool,
     ready: bool,
+    standby: StandbyView | None = None,
 ) -> Observed:
     """The application as the tick sees it: its row, its latest ``attempt`` (None: it has had
     none), its ``terms``, whether the attempt's driver is ``live`` and whether it is ``ready``
-    (it reported, or its REST API answered)."""
+    (it reported, or its REST API answered), and its ``standby`` driver, if it has had one."""
     return Observed(
         id=application.id,
         version=application.version,
@@ -51,4 +52,6 @@ def observed_from(
         attempt_outcome=outcome_of(attempt),
         failure_cause=failure_cause_of(attempt),
         takes_snapshots=terms.takes_snapshots,
+        wants_standby=terms.standby,
+        standby=standby,
     )

@@ -27,117 +27,25 @@ Per state:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
-from streamjobs.domain.manifest import RestartPolicy
-from streamjobs.domain.policy import Decision, Outcome, RetryCounters, decide
+from streamjobs.domain.policy import Decision, Outcome, decide
 from streamjobs.domain.snapshots import SnapshotKind, SnapshotRequest, automatic_name
 from streamjobs.domain.states import AppEvent, AppState, transition
+from streamjobs.supervisor import standby_ticks
 from streamjobs.supervisor.submission_times import submission_due, submission_time
+from streamjobs.supervisor.tick_model import (
+    Action,
+    DriverCall,
+    Observed,
+    Request,
+    StandbyView,
+    Timing,
+)
 
-
-class Request(StrEnum):
-    """What a person asked of a live application."""
-
-    ABORT = "abort"
-    STOP = "stop"
-    SUSPEND = "suspend"
-    """A graceful stop with an aligned snapshot that leaves the application SUSPENDED."""
-    RESTART = "restart"
-    """Not a person's: a health rule's restart action, on a RUNNING application."""
-    UPGRADE = "upgrade"
-    """A graceful stop with an aligned snapshot (the rollback point) that ends STOPPED, for an
-    upgrade to start the job's current spec after it (``services.upgrades``)."""
-
-
-class DriverCall(StrEnum):
-    """What the loop asks the launcher to do."""
-
-    SUBMIT = "submit"
-    STOP = "stop"
-    ABORT = "abort"
-    KILL = "kill"
-
-
-@dataclass(frozen=True)
-class Timing:
-    """The supervisor's time limits, in seconds (from the server's settings)."""
-
-    heartbeat_timeout: float = 120.0
-    """A driver that reported once and then stays silent this long is taken as hung."""
-    stop_timeout: float = 300.0
-    """How long a graceful stop may take before the driver is aborted."""
-    abort_grace: float = 15.0
-    """How long after SIGTERM before SIGKILL."""
-    restart_lead: float = 20.0
-    """How long before a restart is due a pipeline's next driver may be submitted."""
-
-
-@dataclass(frozen=True)
-class Observed:
-    """One supervised application as the loop found it."""
-
-    id: str
-    version: int
-    state: AppState
-    policy: RestartPolicy
-    suspend_on_failure: bool
-    counters: RetryCounters
-    submission_attempts: int
-    execution_attempts: int
-    restarts: int
-    requested: Request | None = None
-    requested_at: datetime | None = None
-    next_attempt_at: datetime | None = None
-    running_since: datetime | None = None
-    attempt: int | None = None
-    """Number of the latest attempt, if any."""
-    attempt_live: bool = False
-    """The latest attempt's driver process exists (or has not been seen to end)."""
-    exit_code: int | None = None
-    """How the latest attempt's driver ended, once it has."""
-    launch_error: str | None = None
-    """Why the latest attempt could not be started at all, if it could not."""
-    attempt_judged: bool = False
-    """The latest attempt's end was already judged (it belongs to an earlier start)."""
-    driver_ready: bool = False
-    """The latest attempt's driver reported, or its Spark UI answered (it may have ended since)."""
-    last_heartbeat_at: datetime | None = None
-    """The latest report from the latest attempt's driver, if it ever reported."""
-    holds_queries: bool = False
-    """The driver is a pipeline's runner, which can start and hold its queries until a time."""
-    attempt_outcome: Outcome | None = None
-    """How the latest attempt was judged to have ended, once it was."""
-    failure_cause: str | None = None
-    """What the latest attempt's driver logs say caused its failure, once it has failed."""
-    takes_snapshots: bool = False
-    """A pipeline that keeps a checkpoint: its graceful stops take an aligned snapshot."""
-
-
-@dataclass(frozen=True)
-class Action:
-    """One change to make: a state event, field changes, a call to the launcher, a note."""
-
-    application_id: str
-    version: int
-    event: AppEvent | None = None
-    changes: Mapping[str, Any] = field(default_factory=dict)
-    """Application fields to set (besides the state the event leads to)."""
-    driver: DriverCall | None = None
-    note: tuple[str, str] | None = None
-    """(kind, message) for the application's events."""
-    attempt_outcome: str | None = None
-    """How the latest attempt ended, to record on it."""
-    hold_until: datetime | None = None
-    """For SUBMIT: the driver starts now but holds its queries until then."""
-    wake_at: datetime | None = None
-    """When the loop should tick again for this application (its next submission)."""
-    snapshot: SnapshotRequest | None = None
-    """For STOP: the aligned snapshot the runner takes before it exits."""
+__all__ = ["Action", "DriverCall", "Observed", "Request", "StandbyView", "Timing", "tick"]
 
 
 def tick(observed: Sequence[Observed], *, now: datetime, timing: Timing) -> list[Action]:
@@ -146,13 +54,21 @@ def tick(observed: Sequence[Observed], *, now: datetime, timing: Timing) -> list
 
 
 def _actions_for(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
+    yield from _state_actions(app, now, timing)
+    yield from standby_ticks.upkeep(app, now, timing)
+
+
+def _state_actions(app: Observed, now: datetime, timing: Timing) -> Iterator[Action]:
     if app.state is AppState.STARTING:
         yield from _starting(app, now, timing)
     elif app.state is AppState.RUNNING:
         yield from _running(app, now, timing)
     elif app.state is AppState.PENDING_RERUN:
+        promoted = standby_ticks.promotion(app, now)
         due = submission_due(app, timing)
-        if due is None or due <= now:
+        if promoted is not None:
+            yield promoted
+        elif due is None or due <= now:
             yield _submit(app, AppEvent.RERUN_STARTED, now, restarts=app.restarts + 1)
     elif app.state is AppState.TERMINATING:
         yield from _terminating(app, now, timing)

@@ -42,7 +42,7 @@ def launched_elsewhere(handle: DriverHandle, host: str) -> bool:
 
 def last_sign_of_life(application: ApplicationRecord, attempt: AttemptRecord) -> datetime:
     """The attempt's driver's last report, or its submission when it has sent none."""
-    return heartbeat_of(application, attempt) or attempt.submitted_at
+    return heartbeat_of(application, attempt) or attempt.reporting_since
 
 
 def still_reporting(

@@ -46,6 +46,7 @@ def supervisor_for(
                 stop_timeout=settings.stop_timeout_seconds,
                 abort_grace=settings.abort_grace_seconds,
                 restart_lead=settings.restart_lead_seconds,
+                standby_retry=settings.standby_retry_seconds,
             ),
             interval_seconds=settings.supervisor_interval_seconds,
         ),

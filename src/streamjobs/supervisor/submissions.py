@@ -115,9 +115,8 @@ class Submissions:
         hold_until: datetime | None,
     ) -> PendingAttempt:
         """Record the application's next attempt in ``repos``' transaction, before its start."""
-        latest = repos.applications.latest_attempt(application.id)
         pending = PendingAttempt(
-            number=(latest.number if latest else 0) + 1,
+            number=repos.applications.next_attempt_number(application.id),
             fence=secrets.token_hex(16),
             token=token,
             hold_until=hold_until,
@@ -153,7 +152,7 @@ class Submissions:
             remove_private_files(self._attempts.directory_for(application, number))
             return None
         with self._store.transaction() as repos:
-            _record_handle(repos, application.id, number, handle)
+            record_handle(repos, application.id, number, handle)
         return handle.pid
 
     def settle(
@@ -167,7 +166,7 @@ class Submissions:
         number = attempt.number
         if isinstance(found, DriverHandle):
             with self._store.transaction() as repos:
-                _record_handle(repos, application.id, number, found)
+                record_handle(repos, application.id, number, found)
                 repos.applications.add_event(
                     application.id,
                     at=self._clock.now(),
@@ -293,9 +292,10 @@ class Submissions:
         on_fresh_reads(record)
 
 
-def _record_handle(
+def record_handle(
     repos: Repositories, application_id: str, number: int, handle: DriverHandle
 ) -> None:
+    """Record how to find the started driver of the application's attempt ``number``."""
     repos.applications.update_attempt(
         application_id,
         number,

@@ -42,6 +42,8 @@ class ApplicationTerms:
     takes_snapshots: bool = False
     """A streaming pipeline that keeps a checkpoint on this machine (guarantee not NONE):
     snapshots are taken of it, at each graceful stop too."""
+    standby: bool = False
+    """Keep a standby driver held ready while the application runs (``spec.instance.standby``)."""
 
     @classmethod
     def of(cls, spec: Mapping[str, Any], version: int) -> ApplicationTerms:
@@ -60,6 +62,7 @@ class ApplicationTerms:
             reports=pipeline,
             health_rules=tuple(Health.model_validate(body.get("health") or {}).rules),
             takes_snapshots=pipeline and _keeps_local_checkpoint(body, processing),
+            standby=pipeline and bool(instance.get("standby")),
         )
 
 

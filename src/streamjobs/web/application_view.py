@@ -44,7 +44,8 @@ def status_context(services: Services, details: ApplicationDetails, actor: Actor
     state = record.state
     terminal = state in TERMINAL_STATES
     totals = executor_totals(details.executors)
-    latest = application.get("latest") or {}
+    figures = application.get("latest") or {}
+    latest = details.latest_attempt
     now = services.clock.now()
     return {
         "app": application,
@@ -54,11 +55,12 @@ def status_context(services: Services, details: ApplicationDetails, actor: Actor
         "cards": [_card(card, totals) for card in MAIN_CARDS],
         "more_cards": [_card(card, totals) for card in MORE_CARDS],
         "memory_spilled": human(totals["memory_spilled_bytes"] if totals else None, Unit.BYTES),
-        "latest_rates": _latest_rates(latest, terminal),
-        "batch_duration": formatting.milliseconds(latest.get("batchDurationMs")),
+        "latest_rates": _latest_rates(figures, terminal),
+        "batch_duration": formatting.milliseconds(figures.get("batchDurationMs")),
         "duration": formatting.duration(_duration_seconds(record.created_at, _end(record, now))),
         "finished_at": application["transitionTime"] if terminal else None,
-        "error": error_summary(application),
+        "error": error_summary(application, latest.number if latest else None),
+        "latest_attempt": latest,
         "warnings": sum(
             1
             for event in services.applications.events(
@@ -107,17 +109,17 @@ def event_row(event: ApplicationEventRecord) -> dict[str, Any]:
     return {**document, "level": level, "headline": headline, "trace": trace}
 
 
-def error_summary(application: dict[str, Any]) -> dict[str, Any] | None:
-    """The application's error (the cause the supervisor extracted) and where its full log is."""
+def error_summary(application: dict[str, Any], latest_attempt: int | None) -> dict[str, Any] | None:
+    """The application's error (the cause the supervisor extracted) and where its full log is:
+    the driver's log of ``latest_attempt`` (not a standby's held beside it)."""
     message = (application.get("errorMessage") or "").strip()
     if not message:
         return None
     headline, _, rest = message.partition("\n")
-    attempts = application.get("attempts") or []
     return {
         "headline": headline,
         "rest": rest.strip("\n"),
-        "attempt": attempts[-1]["number"] if attempts else None,
+        "attempt": latest_attempt,
     }
 
 

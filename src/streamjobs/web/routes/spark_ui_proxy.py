@@ -211,8 +211,7 @@ def _live_driver(request: Request, application_id: str, actor: Actor) -> tuple[s
     not see the application (VIEW on its job) or it runs no driver now, or none whose UI is
     known (a cluster-mode driver whose worker has not said where yet)."""
     details: ApplicationDetails = services_of(request).applications.get(application_id, actor=actor)
-    attempts = sorted(details.attempts, key=lambda attempt: attempt.number)
-    latest = attempts[-1] if attempts else None
+    latest = details.latest_attempt
     if (
         details.application.state not in DRIVER_STATES
         or latest is None
