@@ -32,8 +32,9 @@ lint: $(VENV)/.installed-dev
 	$(BIN)/mypy src/streamjobs/domain src/streamjobs/store src/streamjobs/services src/streamjobs/supervisor src/streamjobs/launch src/streamjobs/notify
 	$(BIN)/lint-imports
 
-# The benchmark figures (bench/README.md): rewrites bench/REPORT.md and its charts. Not part of
-# `make test`, which is to run only the smoke run `python -m bench.run --quick`.
+# The benchmark figures (bench/README.md): rewrites bench/REPORT.md and its charts, which are
+# committed on a release or a change of method, not after every run. `make test` runs the bench's
+# own tests (tests/bench, marker `bench`) with the rest and the smoke run `bench.run --quick`.
 # Some figures only: `make bench BENCH_ARGS="--figures 1"`.
 BENCH_ARGS ?=
 bench: java sandbox maven $(VENV)/.installed-dev

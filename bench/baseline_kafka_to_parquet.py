@@ -1,18 +1,4 @@
-"""The hand-written PySpark baseline of figure 1: Kafka JSON -> SQL filter/projection -> files.
-
-What a data engineer would write without streamjobs: read the topic with Spark's Kafka source,
-parse the value with ``from_json``, run the same SQL, write Parquet (or Delta) with an AvailableNow
-trigger, wait for the end. It imports nothing from streamjobs and can run on its own:
-
-    python bench/baseline_kafka_to_parquet.py --bootstrap-servers 127.0.0.1:9092 --topic orders \\
-        --schema "id BIGINT, ..." --sql "SELECT ... FROM orders WHERE ..." --output /tmp/out \\
-        --checkpoint /tmp/ckpt --max-offsets-per-trigger 250000 --master local[2] \\
-        --conf spark.jars.packages=org.apache.spark:spark-sql-kafka-0-10_2.13:4.1.3
-
-After the query ends it prints each micro-batch's progress as one JSON line,
-``{"type": "progress", "progress": {...}}``, the shape streamjobs' runner prints while it runs, so
-the harness times both from the same figures.
-"""
+"""The hand-written PySpark baseline of figure 1: Kafka JSON -> SQL filter/projection -> files."""
 
 from __future__ import annotations
 

@@ -1,26 +1,9 @@
-"""Figure 4's store: jobs and finished applications seeded into it, and the supervisor's tick.
-
-``seed`` opens the store the server will use (SQLite or PostgreSQL, migrated) through
-streamjobs' own services: the admin and its token as ``admin bootstrap`` makes them, every job
-through ``JobService.create`` (each one validated and audited like an API create), then the
-finished applications in one bulk insert into the ``applications`` table — each a COMPLETED run
-with the job's resolved template as its snapshot, run numbers 1..n per job — and every job's
-status set to its latest application's, COMPLETED. The applications' attempts, events and
-progress are not seeded: none of the routes the figure measures reads them.
-
-``measure_ticks`` then times ``Supervisor.run_once`` of the server ``streamjobs.composition``
-builds, as tests/supervisor does (a fake launcher, a fake clock, no Spark REST API): every
-job gets a new application, the first tick submits their drivers, each driver reports once
-(a heartbeat, as the runner's first report), the next tick moves them to RUNNING, and the
-ticks after that — each observing every live application — are the ones timed. The fake
-launcher finds a driver by pid in a dict: the test one searches a list, which over 1,000
-drivers would time the fake rather than the supervisor.
+"""Figure 4's store: jobs and finished applications seeded through streamjobs' own services,
+and the supervisor's tick timed over every job running (a fake launcher and clock, as tests do).
 """
 
 from __future__ import annotations
 
-import cProfile
-import pstats
 import statistics
 import time
 from collections.abc import Callable, Iterator
@@ -47,7 +30,6 @@ from streamjobs.store.tables import ApplicationRow, JobRow
 ADMIN = Actor(Principal("admin", is_admin=True), source="bench")
 JOB_PREFIX = "bench-job-"
 APPLICATION_MINUTES = 10
-"""How long each seeded application ran, and how far apart they started."""
 
 Log = Callable[[str], None]
 
@@ -57,9 +39,8 @@ def job_name(index: int) -> str:
 
 
 def job_manifest(name: str) -> dict[str, Any]:
-    """A small pipeline job (rate -> SQL -> console), the same for every job but its name, so a
-    load generator can apply any job's manifest back unchanged (its output has no location:
-    two jobs may not write one)."""
+    """A small pipeline job, the same for every job but its name (and no output location, since
+    two jobs may not write one), so the load generator can apply any job's manifest unchanged."""
     return {
         "apiVersion": "streamjobs.io/v1",
         "kind": "StreamingJob",
@@ -143,10 +124,7 @@ def seed(
 
 
 def _settle(services: Services) -> None:
-    """On PostgreSQL, VACUUM ANALYZE the freshly seeded tables: what autovacuum does to a live
-    store within its first minutes (a thousand rows inserted trigger it). Unvacuumed, every
-    count of the applications read all 10,000 rows from the heap (4 ms) instead of the index
-    (1.5 ms)."""
+    """On PostgreSQL, VACUUM ANALYZE the freshly seeded tables."""
     engine = services.store.engine
     if engine.dialect.name != "postgresql":
         return
@@ -238,15 +216,9 @@ class Ticks:
 
     live: int
     runs_seconds: float
-    """Creating an application of every job (Run, through the service)."""
     submit_ms: float
-    """The tick that submitted every driver."""
     running_ms: float
-    """The tick that moved every reporting driver to RUNNING."""
     steady_ms: tuple[float, ...]
-    """The timed ticks: nothing to do but observe every live application."""
-    profile: pstats.Stats
-    """cProfile of one more steady tick."""
 
     @property
     def median_ms(self) -> float:
@@ -289,9 +261,6 @@ def measure_ticks(
             if actions:
                 raise RuntimeError(f"a steady tick acted: {actions[:3]}")
             steady.append(tick())
-        clock.advance(1)
-        profiler = cProfile.Profile()
-        profiler.runcall(supervisor.run_once)
         log(
             f"figure 4: tick over {len(names):,} live applications: "
             f"{', '.join(f'{ms:.0f}' for ms in steady)} ms (submitting them: {submit():.0f} ms)"
@@ -302,7 +271,6 @@ def measure_ticks(
             submit_ms=submit(),
             running_ms=running(),
             steady_ms=tuple(steady),
-            profile=pstats.Stats(profiler),
         )
     finally:
         services.store.close()

@@ -1,37 +1,24 @@
-"""Figure 1, pipeline throughput: Kafka JSON -> filter/project SQL -> Parquet (and Delta).
-
-The same query runs (a) through streamjobs — ``python -m streamjobs.runner --manifest job.yaml
---connections connections.yaml --master local[2] --until-idle``, what ``spark-submit`` runs for a
-pipeline job — and (b) as the hand-written PySpark script ``bench/baseline_kafka_to_parquet.py``.
-Both are child processes with their own JVM, on ``local[2]``, with the AvailableNow trigger, the
-same ``maxOffsetsPerTrigger`` and the same Spark settings: the baseline is handed exactly the
-settings streamjobs derives for the job (``streamjobs.domain.spark_conf.session_conf``), so
-connector jars, event logging and the rest cannot differ. Both read the same pre-loaded topic from
-its start; their order alternates from one pair of runs to the next.
-
-Throughput is the records read divided by the processing window (``bench.progress``): from the
-start of the first micro-batch to the end of the last, by Spark's progress reports. The process's
-whole life is timed too, and the Spark event log says how the window's time was spent;
-``bench.throughput_report`` turns the runs into the figure. The memory of every run's process tree
-is sampled as it runs (``bench.rss``), for figure 5, so that figure needs no runs of its own.
+"""Figure 1's runs: Kafka JSON -> filter/project SQL -> Parquet (and Delta), streamjobs' runner
+against hand-written PySpark; figure 5 reads the same runs' memory.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench import kafka_data
-from bench.eventlog import TaskTime, read_event_log
+from bench.eventlog import task_cpu_seconds
 from bench.output_reader import shared_reader
+from bench.processes import run_subject
 from bench.progress import ProcessingWindow, processing_window, read_progress
 from bench.results import Target
-from bench.rss import TreeMemory, run_sampled
+from bench.rss import MemorySampler, TreeMemory
 from bench.sandboxed_runner import sandboxed
 from bench.settle import settle
-from bench.shared_measurements import SharedMeasurements
 from bench.throughput_subjects import (
     BASELINE,
     STREAMJOBS,
@@ -48,25 +35,19 @@ from bench.throughput_subjects import (
 from streamjobs.devtools.kafka import KafkaBroker
 
 RUNS = "throughput-runs"
-"""The directory, beside the figures' own, where the runs figures 1 and 5 share are made."""
 SELECTED_CURRENCIES = frozenset({"EUR", "USD", "GBP"})
 TARGET = Target(0.97)
 WARM_UP = -1
-"""The repetition number of the unmeasured run before the timed ones."""
 MEMORY_SAMPLE_SECONDS = 0.25
-"""How often a run's memory is sampled. Each sample scans the process table and reads every
-watched process's status: measured during a full run, the harness used 1.4 % of one core, the
-same for both subjects. The kernel's high-water mark is read too, for what sampling misses."""
 
 Log = Callable[[str], None]
+LOG = functools.partial(print, flush=True)
 
 
 QUICK = ThroughputPlan(records=100_000, max_offsets_per_trigger=50_000, sinks=(("parquet", 1),))
 FULL = ThroughputPlan(
     records=2_000_000, max_offsets_per_trigger=250_000, sinks=(("parquet", 3), ("delta", 2))
 )
-"""Delta gets two repetitions: a pair of Delta runs takes over two minutes on 2 cores, and a third
-would take the full run past its 20 minutes."""
 
 
 @dataclass(frozen=True)
@@ -79,17 +60,11 @@ class Run:
     first: bool
     window: ProcessingWindow
     process_seconds: float
-    python_cpu_seconds: float
-    """CPU time of the subject's Python process (the driver's Python side, not its JVM)."""
-    tasks: TaskTime
+    cpu_seconds: float
     memory: TreeMemory
-    """The RSS of the run's process tree over its life (figure 5)."""
     load_average: float
     idle_before: float
-    """The CPUs' idle share just before the run, once the machine had settled (``bench.settle``)."""
     paths: RunPaths
-    partitions: int
-    """The topic's partitions: the micro-batch's own stage runs one task for each."""
 
     @property
     def records_per_second(self) -> float:
@@ -97,8 +72,7 @@ class Run:
 
     @property
     def records_per_cpu_second(self) -> float:
-        cpu = self.tasks.cpu_seconds
-        return self.window.records / cpu if cpu else 0.0
+        return self.window.records / self.cpu_seconds if self.cpu_seconds else 0.0
 
 
 @dataclass(frozen=True)
@@ -109,18 +83,16 @@ class Measured:
     topic: kafka_data.LoadedTopic
     runs: list[Run]
     rows: int
-    """Rows the query keeps, which every run's output was checked to hold."""
     warm_up: float
-    """Records/s of the unmeasured run of (b) before the timed ones."""
 
 
-def measured(quick: bool, work: Path, log: Log = print) -> Measured:
-    """The runs of this plan in ``work``, made on the first call and kept for the next (figure 5
-    reads the memory of figure 1's runs)."""
-    return _RUNS.get(QUICK if quick else FULL, work, log)
+@functools.cache
+def measured(quick: bool, work: Path) -> Measured:
+    """The runs of this plan in ``work``, made on the first call and kept for figure 5."""
+    return run_figure(QUICK if quick else FULL, work)
 
 
-def run_figure(plan: ThroughputPlan, work: Path, log: Log = print) -> Measured:
+def run_figure(plan: ThroughputPlan, work: Path, log: Log = LOG) -> Measured:
     """Start a broker, load the topic, run both subjects on every sink, check their outputs."""
     work.mkdir(parents=True, exist_ok=True)
     with KafkaBroker() as broker:
@@ -143,9 +115,6 @@ def run_figure(plan: ThroughputPlan, work: Path, log: Log = print) -> Measured:
     return Measured(
         plan=plan, topic=loaded, runs=runs, rows=rows, warm_up=warm_up_run.records_per_second
     )
-
-
-_RUNS = SharedMeasurements("figure 1", run_figure)
 
 
 def schedule(plan: ThroughputPlan) -> Iterator[tuple[str, int, str, bool]]:
@@ -182,12 +151,14 @@ def run_once(
     else:
         command = baseline_command(paths, sink, connections, plan)
     idle_before = settle()
-    load_average = _load_average()
-    memory, finished = run_sampled(
+    load_average = os.getloadavg()[0]
+    sampler = MemorySampler()
+    finished = run_subject(
         subject,
         command,
         directory=paths.directory,
         environment=environment,
+        watch=sampler,
         interval=MEMORY_SAMPLE_SECONDS,
     )
     window = processing_window(read_progress(finished.stdout))
@@ -200,13 +171,11 @@ def run_once(
         first=first,
         window=window,
         process_seconds=finished.seconds,
-        python_cpu_seconds=finished.child_cpu_seconds,
-        tasks=read_event_log(paths.event_log),
-        memory=memory,
+        cpu_seconds=task_cpu_seconds(paths.event_log),
+        memory=sampler.memory(),
         load_average=load_average,
         idle_before=idle_before,
         paths=paths,
-        partitions=plan.partitions,
     )
     log(
         f"figure 1: {sink} {label} {subject:<10} {run.records_per_second:>9,.0f} "
@@ -253,10 +222,3 @@ def samples(
     """``value`` of each of the subject's runs on ``sink``, in repetition order."""
     chosen = [run for run in runs if run.sink == sink and run.subject == subject]
     return tuple(value(run) for run in sorted(chosen, key=lambda run: run.repetition))
-
-
-def _load_average() -> float:
-    try:
-        return float(Path("/proc/loadavg").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return float("nan")

@@ -1,13 +1,4 @@
-"""A lean keep-alive HTTP/1.1 client for the load generator, so that it is never what is timed.
-
-httpx spent a whole core at 200 requests/s, more than the server it measured: the generator fell
-behind its own schedule, and the queue that built up in it counted as the server's latency.
-This client writes requests prebuilt as bytes and parses answers with httptools (llhttp, the
-parser uvicorn uses), a few tens of microseconds a request. It knows only what the load needs:
-one request at a time per connection, answers with a body of any length (``Content-Length`` or
-chunked), and the status code. A connection whose request was given up is closed, as its answer
-may still arrive.
-"""
+"""A lean keep-alive HTTP/1.1 client for the load generator, so that it is never what is timed."""
 
 from __future__ import annotations
 
@@ -74,10 +65,7 @@ class _Connection(asyncio.Protocol):
 
 class Client:
     """At most ``connections`` keep-alive connections to ``url``'s host; ``request`` borrows a
-    free one (waiting for one in turn), opening or reopening it as needed.
-
-    ``async with Client(url, connections=32, headers={...}) as client:`` — the headers go with
-    every request."""
+    free one (waiting for one in turn), opening or reopening it as needed."""
 
     def __init__(self, url: str, *, connections: int, headers: dict[str, str]) -> None:
         parts = urlsplit(url)

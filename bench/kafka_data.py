@@ -1,14 +1,4 @@
-"""Pre-load a Kafka topic with keyed JSON order records, fast, before any timed run.
-
-Every record is a JSON object of 7 fields, about 200 bytes, keyed by its user:
-
-    {"id": 17, "user": "user-00017", "amount": 512.34, "currency": "EUR", "country": "DE",
-     "ts": "2026-01-01T00:00:17.000Z", "note": "order 17 ..."}
-
-The values are deterministic (record ``n`` is always the same), so two runs of the harness read the
-same data. ``confluent-kafka`` produces them with large batches and no compression; the topic's end
-offsets are then read back to prove every record is there.
-"""
+"""Pre-load a Kafka topic with keyed JSON order records, fast, before any timed run."""
 
 from __future__ import annotations
 
@@ -23,7 +13,6 @@ RECORD_SCHEMA = (
     "id BIGINT, user STRING, amount DOUBLE, currency STRING, country STRING, ts TIMESTAMP, "
     "note STRING"
 )
-"""The records' schema as Spark DDL, for ``from_json``."""
 
 CURRENCIES = ("EUR", "USD", "GBP", "CHF", "JPY", "SEK", "PLN")
 COUNTRIES = ("DE", "FR", "US", "GB", "CH", "JP", "SE", "PL", "NL", "ES", "IT")

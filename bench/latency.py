@@ -1,13 +1,4 @@
-"""Latency figures from a load run's requests: percentiles per route and the rate achieved.
-
-``bench.load_generator`` records every request it sends: its route, when the open-loop schedule
-meant it to start, when it really started, when its response had been read, and the status.
-Latency here is counted from the *scheduled* start, so a server that falls behind cannot hide its
-queue by slowing the generator down (no coordinated omission); the service time (from the real
-start) is kept beside it. Percentiles take every request: one that failed counts with the time
-its answer took, one given up unanswered (status 0) with the time it had waited, so a p99 among
-such requests is a lower bound. Nothing here does I/O.
-"""
+"""Latency figures from a load run's requests: percentiles per route and the rate achieved."""
 
 from __future__ import annotations
 
@@ -25,7 +16,6 @@ class Request:
     started: float
     ended: float
     status: int
-    """The HTTP status, or 0 when no response came (a connection error or a timeout)."""
 
     @property
     def latency(self) -> float:
@@ -50,7 +40,6 @@ class RouteLatency:
     requests: int
     errors: int
     unanswered: int
-    """Requests given up without a response (status 0), among the errors."""
     p50_ms: float
     p99_ms: float
     max_ms: float
@@ -64,15 +53,11 @@ class LoadSummary:
 
     offered_rate: float
     achieved_rate: float
-    """Successful responses per second, from the first scheduled start to the last response."""
     requests: int
     errors: int
     unanswered: int
     routes: tuple[RouteLatency, ...]
-    """In the order the routes first appear in the run."""
     behind_ms: float
-    """The 99th percentile of how late requests really started against the schedule: above a few
-    ms, the generator itself (or the machine) could not keep the rate."""
 
     def route(self, name: str) -> RouteLatency:
         return next(item for item in self.routes if item.route == name)

@@ -31,9 +31,6 @@ class Machine:
     load_average: str
     commit: str
     speed_check_ms: float
-    """Best time of a fixed Python loop at the start (``speed_check_ms``). A virtual machine's
-    CPU is as fast as its host lets it be: between reports from the same machine, this says
-    whether the machine itself was slower."""
 
     def markdown(self) -> str:
         rows = [

@@ -1,13 +1,9 @@
-"""The one process that reads the bench's outputs for its checks (``bench/read_outputs.py``).
-
-Figure 1 counts its runs' rows and figures 2-3 list their sessions' values, each after its runs;
-both ask the same running reader, so a bench run starts one JVM for its checks instead of one a
-figure. The reader is started with the Spark settings of the first check (the connector jars of
-figure 1's sinks) and started again only when a later check needs a setting it lacks.
-"""
+"""Read the bench's outputs with Spark for the figures' checks: one process serves a whole run
+(``python -m bench.output_reader``, asked over its stdin, answering on its stdout)."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import os
@@ -21,13 +17,12 @@ from typing import Any
 
 from bench.processes import SubjectFailed, stderr_tail
 
-READER_SCRIPT = Path(__file__).resolve().with_name("read_outputs.py")
 ANSWER_SECONDS = 900.0
-"""How long one check may take before the reader is killed and the check fails."""
+REPOSITORY = Path(__file__).resolve().parent.parent
 
 
 class OutputReader:
-    """A running ``read_outputs.py``, asked over its stdin and answering on its stdout."""
+    """A running reader process (``serve``)."""
 
     def __init__(self, conf: Mapping[str, str], directory: Path) -> None:
         self.conf = dict(conf)
@@ -35,13 +30,16 @@ class OutputReader:
         self._stderr = directory / "read-outputs.err"
         command = [
             sys.executable,
-            str(READER_SCRIPT),
+            "-m",
+            "bench.output_reader",
             *(f"--conf={key}={value}" for key, value in self.conf.items()),
         ]
+        environment = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
         with self._stderr.open("wb") as err:
             self._process = subprocess.Popen(
                 command,
                 cwd=directory,
+                env=environment,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=err,
@@ -121,3 +119,53 @@ def close_shared_reader() -> None:
     if _shared is not None:
         _shared.close()
         _shared = None
+
+
+QUIET_JVM = "-XX:TieredStopAtLevel=1"
+
+
+def serve(argv: Sequence[str] | None = None) -> int:
+    """The reader process: one JSON request a line on stdin, one JSON answer a line on stdout."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conf", action="append", default=[], help="a Spark setting key=value")
+    args = parser.parse_args(argv)
+    settings = {
+        "spark.master": "local[2]",
+        "spark.app.name": "bench-read-outputs",
+        "spark.ui.enabled": "false",
+        "spark.driver.extraJavaOptions": QUIET_JVM,
+    }
+    settings.update(setting.partition("=")[::2] for setting in args.conf)
+    for line in sys.stdin:
+        if line.strip():
+            print(json.dumps(answer(json.loads(line), settings)), flush=True)
+    return 0
+
+
+def answer(request: dict[str, Any], settings: dict[str, str]) -> dict[str, Any]:
+    from pyspark.sql import SparkSession  # only the reader process loads Spark
+
+    builder = SparkSession.builder
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    try:
+        if "count" in request:
+            reader = spark.read.format(request["count"])
+            return {"answer": {path: reader.load(path).count() for path in request["paths"]}}
+        column = request["values"]
+        return {
+            "answer": {
+                path: [row[0] for row in spark.read.parquet(path).select(column).collect()]
+                for path in request["paths"]
+            }
+        }
+    except Exception as error:  # any failure is the answer; the process serves the next
+        return {"error": f"{type(error).__name__}: {error}"}
+    finally:
+        spark.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(serve())

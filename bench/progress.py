@@ -1,16 +1,4 @@
-"""Read Structured Streaming progress reports and time the processing they describe.
-
-Both subjects print one JSON object per line, ``{"type": "progress", "progress": {...}}``, where
-``progress`` is Spark's ``StreamingQueryProgress`` as JSON: the streamjobs runner while it runs
-(its stdout reporter), the hand-written baseline from ``query.recentProgress`` after its query
-ended. Each report says when its micro-batch started (``timestamp``), how long its phases took
-(``durationMs``) and how many records it read (``numInputRows``).
-
-The processing window of a run goes from the start of its first micro-batch to the end of its
-last (start + ``durationMs.triggerExecution``): it leaves out the JVM's and the session's start-up
-and the process's exit, which the harness times apart, and it is read from Spark's own clock in
-the same way for both subjects.
-"""
+"""Read Structured Streaming progress reports and time the processing they describe."""
 
 from __future__ import annotations
 
@@ -33,9 +21,7 @@ class ProcessingWindow:
     records: int
     batches: int
     first_batch_seconds: float = 0.0
-    """How long the first micro-batch took: it also warms up the JVM, codegen and the consumer."""
     phases_ms: Counter[str] = field(default_factory=Counter)
-    """Milliseconds spent in each phase of ``durationMs`` (addBatch, queryPlanning...), summed."""
 
     @property
     def seconds(self) -> float:

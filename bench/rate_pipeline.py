@@ -1,22 +1,8 @@
-"""The rate -> parquet pipeline of figures 2 and 3, run bare, and how its commits are observed.
-
-Both figures run ``examples/rate-to-parquet.yaml`` (Spark's rate source, 10 rows/s, the even
-values kept, a Parquet file sink) with a 1-second processing-time trigger and its output and
-checkpoint in the figure's scratch directory. streamjobs runs it through its server
-(``bench.streamjobs_server``); the bare baseline is the same ``spark-submit`` of the same runner
-with the same Spark settings, built here by the launcher's own ``spark_submit_command`` for an
-attempt on the ``small`` driver node type, less what only a supervised driver has: no wrapper,
-no server, no reporting, no stop file (``--manifest`` is its only argument).
-
-A micro-batch is committed when Spark writes ``<checkpoint>/<output>/commits/<batch id>`` (to a
-hidden temporary file, renamed into place). Both subjects are timed by that file's modification
-time, so the polling interval does not count.
-"""
+"""The rate -> Parquet job of figures 2 and 3, its bare ``spark-submit``, and its commits."""
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import os
 import signal
 import subprocess
@@ -28,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from bench.processes import group_alive, start
 from bench.run_directory import RunDirectory
 from streamjobs.launch.base import AttemptSpec, NodeSize
 from streamjobs.launch.command import (
@@ -39,15 +26,11 @@ from streamjobs.launch.command import (
 from streamjobs.launch.ports import free_loopback_port
 from streamjobs.runner.main import load_job
 
-REPOSITORY = Path(__file__).resolve().parent.parent
-EXAMPLE = REPOSITORY / "examples" / "rate-to-parquet.yaml"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "rate-to-parquet.yaml"
 JOB = "bench-rate-to-parquet"
 OUTPUT = "even_ticks"
-"""The example's output (and query) name: its checkpoint is ``<checkpoint>/even_ticks``."""
 TRIGGER = "1 second"
 SMALL = NodeSize(cores=1, memory_mb=1024)
-"""The ``small`` driver node type the store seeds, which a job without ``spec.instance`` gets."""
-BARE_APPLICATION = "bench-bare"
 POLL_SECONDS = 0.05
 
 
@@ -57,16 +40,18 @@ def keeps(value: int) -> bool:
 
 
 class RatePaths(RunDirectory):
-    """Where one run of the pipeline keeps its manifest, output, checkpoint and process output."""
-
     @property
     def commits(self) -> Path:
         return self.checkpoint / OUTPUT / "commits"
 
 
-def job_manifest(paths: RatePaths, restart_policy: dict[str, Any] | None = None) -> dict[str, Any]:
+def job_manifest(
+    paths: RatePaths,
+    restart_policy: dict[str, Any] | None = None,
+    instance: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """The example job, writing into ``paths``, triggered every second."""
-    job: dict[str, Any] = copy.deepcopy(yaml.safe_load(EXAMPLE.read_text(encoding="utf-8")))
+    job: dict[str, Any] = yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
     job["metadata"]["name"] = JOB
     pipeline = job["spec"]["pipeline"]
     pipeline["streaming"] = {
@@ -80,21 +65,19 @@ def job_manifest(paths: RatePaths, restart_policy: dict[str, Any] | None = None)
     output["path"] = paths.output.as_uri()
     if restart_policy is not None:
         job["spec"]["restartPolicy"] = restart_policy
+    if instance is not None:
+        job["spec"]["instance"] = instance
     return job
-
-
-def write_manifest(paths: RatePaths, restart_policy: dict[str, Any] | None = None) -> None:
-    paths.directory.mkdir(parents=True, exist_ok=True)
-    manifest = job_manifest(paths, restart_policy)
-    paths.manifest.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
 
 
 def bare_command(paths: RatePaths) -> DriverCommand:
     """``spark-submit <runner> --manifest job.yaml`` with the settings and environment the
     launcher gives the job's driver (``local[1]``, ``--driver-memory 1024m``, its ``--conf``s)."""
+    paths.directory.mkdir(parents=True, exist_ok=True)
+    paths.manifest.write_text(yaml.safe_dump(job_manifest(paths), sort_keys=False))
     toolchain = Toolchain.installed()
     attempt = AttemptSpec(
-        application_id=BARE_APPLICATION,
+        application_id="bench-bare",
         attempt=1,
         job=load_job(str(paths.manifest), checkpoint_root=None),
         directory=paths.directory,
@@ -114,42 +97,23 @@ def bare_command(paths: RatePaths) -> DriverCommand:
 
 def start_bare(command: DriverCommand, paths: RatePaths, name: str) -> subprocess.Popen[bytes]:
     """Start the bare driver in its own session; its output goes to ``<name>.out``/``.err``."""
-    with (
-        (paths.directory / f"{name}.out").open("wb") as out,
-        (paths.directory / f"{name}.err").open("wb") as err,
-    ):
-        return subprocess.Popen(
-            list(command.argv),
-            cwd=paths.directory,
-            env=command.environment,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=err,
-            start_new_session=True,
-        )
+    out, err = paths.directory / f"{name}.out", paths.directory / f"{name}.err"
+    return start(command.argv, paths.directory, command.environment, out, err)
 
 
-def kill_leader(process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    """SIGKILL the process's whole group (its JVM and Python) and wait for the process itself:
-    ``spark-submit`` execs the JVM, so this returns when a shell running it would go on."""
+def kill_group(process: subprocess.Popen[bytes], *, wait_for_all: bool = True) -> None:
+    """SIGKILL the process's group and wait for the process (``spark-submit`` execs the JVM, so
+    that is when a shell running it would go on), then, unless told not to, for the whole group."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=timeout)
-
-
-def kill_group(process: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    """SIGKILL the process's whole group and wait until every process of it is gone."""
-    kill_leader(process, timeout)
-    wait_until_gone(process.pid, timeout=timeout)
+    process.wait(timeout=60)
+    if wait_for_all:
+        wait_until_gone(process.pid)
 
 
 def wait_until_gone(group: int, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
-    while True:
-        try:
-            os.killpg(group, 0)
-        except ProcessLookupError:
-            return
+    while group_alive(group):
         if time.monotonic() > deadline:
             raise RuntimeError(f"process group {group} still alive {timeout:g} s after SIGKILL")
         time.sleep(POLL_SECONDS)
@@ -174,15 +138,10 @@ def last_commit(commits: Path) -> int:
 class Commit:
     batch: int
     at: float
-    """The commit file's modification time, seconds since the epoch."""
 
 
 def wait_for_commit(
-    commits: Path,
-    *,
-    after: int,
-    timeout: float,
-    alive: Callable[[], bool] = lambda: True,
+    commits: Path, *, after: int, timeout: float, alive: Callable[[], bool] = lambda: True
 ) -> Commit:
     """The first commit of a batch id above ``after``; RuntimeError after ``timeout`` seconds
     or as soon as ``alive()`` says the subject is gone."""
@@ -190,8 +149,7 @@ def wait_for_commit(
     while True:
         above = [batch for batch in commit_ids(commits) if batch > after]
         if above:
-            batch = above[0]
-            return Commit(batch, (commits / str(batch)).stat().st_mtime)
+            return Commit(above[0], (commits / str(above[0])).stat().st_mtime)
         if time.monotonic() > deadline:
             raise RuntimeError(f"no commit above batch {after} in {commits} after {timeout:g} s")
         if not alive():
@@ -201,10 +159,7 @@ def wait_for_commit(
 
 @dataclass(frozen=True)
 class ValueCheck:
-    """What a run's output holds against what the query should have written: ``lost`` are kept
-    values below the highest one written that are missing, ``duplicated`` rows beyond the first
-    of their value, ``unexpected`` values the query drops. Values lost after the highest one
-    written cannot be seen."""
+    """An output against what the query should have written."""
 
     rows: int
     distinct: int
@@ -219,8 +174,7 @@ class ValueCheck:
 
 
 def check_values(values: Iterable[int], kept: Callable[[int], bool] = keeps) -> ValueCheck:
-    """Compare the rate values found in an output with every value 0..highest that ``kept``
-    selects; each should be there exactly once."""
+    """The values found against every value 0..highest that ``kept`` selects, each once."""
     found = list(values)
     distinct = set(found)
     highest = max(distinct, default=-1)
@@ -236,32 +190,26 @@ def check_values(values: Iterable[int], kept: Callable[[int], bool] = keeps) -> 
 
 
 def command_differences(bare: Sequence[str], supervised: Sequence[str]) -> list[str]:
-    """How a supervised driver's ``spark-submit`` command differs from the bare one: options
-    and ``--conf`` settings with other values or on one side only, then the runner's flags one
-    side alone has. What runs it (the wrapper, the sandbox) is left out."""
+    """How a supervised driver's ``spark-submit`` differs from the bare one."""
     submit = [index for index, item in enumerate(supervised) if item.endswith("spark-submit")]
     if submit:
         supervised = supervised[submit[0] :]
-    bare_options, bare_flags = _parse_submit(bare)
-    supervised_options, supervised_flags = _parse_submit(supervised)
-    differences = []
-    for key in sorted(bare_options.keys() | supervised_options.keys()):
-        mine, theirs = bare_options.get(key), supervised_options.get(key)
-        if mine != theirs:
-            differences.append(f"{key}: bare {mine!r}, streamjobs {theirs!r}")
-    for side, flags, others in (
-        ("bare", bare_flags, supervised_flags),
-        ("streamjobs", supervised_flags, bare_flags),
-    ):
-        alone = [flag for flag in flags if flag not in others]
+    (bare_options, bare_flags), (options, flags) = _parse_submit(bare), _parse_submit(supervised)
+    differences = [
+        f"{key}: bare {bare_options.get(key)!r}, streamjobs {options.get(key)!r}"
+        for key in sorted(bare_options.keys() | options.keys())
+        if bare_options.get(key) != options.get(key)
+    ]
+    for side, mine, others in (("bare", bare_flags, flags), ("streamjobs", flags, bare_flags)):
+        alone = [flag for flag in mine if flag not in others]
         if alone:
             differences.append(f"runner flags of {side} only: {' '.join(alone)}")
     return differences
 
 
 def _parse_submit(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]:
-    """``spark-submit`` options (``--conf k=v`` as ``--conf k``), and the runner's flags after
-    the application file. Every option spark-submit is given here takes a value."""
+    """``spark-submit`` options (``--conf k=v`` as ``--conf k``; each takes a value), and the
+    runner's flags after the application file."""
     options: dict[str, str] = {}
     index = 1
     while index < len(argv) and argv[index].startswith("--"):
@@ -271,5 +219,4 @@ def _parse_submit(argv: Sequence[str]) -> tuple[dict[str, str], list[str]]:
             key = f"--conf {key}"
         options[key] = value
         index += 2
-    flags = [part for part in argv[index + 1 :] if part.startswith("--")]
-    return options, flags
+    return options, [part for part in argv[index + 1 :] if part.startswith("--")]

@@ -1,40 +1,23 @@
-"""Sessions of the rate -> parquet pipeline, which figures 2 (start-up) and 3 (recovery) read.
-
-A session runs one subject from a fresh checkpoint and output:
-
-1. start: streamjobs gets ``POST /api/v1/jobs/{job}/run`` on a server already up; the bare
-   baseline's ``spark-submit`` is started. The clock starts just before either.
-2. first batch: ``commits/0`` appears (figure 2). streamjobs' RUNNING is read afterwards from
-   its first attempt (``runningAt``), so the harness does not poll the server meanwhile.
-3. when batch 2 is committed, the driver is SIGKILLed: streamjobs' JVM and Python (the children
-   of the wrapper, as a crash would leave it, ``restartPolicy: Always`` with
-   ``onFailureRetryInterval: 1``), or the bare driver's whole process group, started again with
-   the same command as soon as the killed JVM has exited (a cold restart from the same
-   checkpoint, as a shell loop would do it).
-4. recovery: the first commit of a batch after the last one committed before the kill
-   (figure 3); then the session ends (abort + SIGKILL, bare: SIGKILL).
-
-After every session, one Spark process lists the values each output holds, to count lost and
-duplicated records. Subjects alternate, streamjobs first. When a bench run asks for both
-figures, the sessions run once (``measured`` keeps them per scratch directory), which halves
-the Spark start-ups the two figures cost.
+"""The sessions of the rate -> Parquet job that figures 2 (start-up) and 3 (recovery) read; the
+method is in ``bench.figure_startup_recovery``. Both figures share a bench run's sessions.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
+import functools
 import json
+import os
 import statistics
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bench.output_reader import shared_reader
 from bench.rate_pipeline import (
-    JOB,
     Commit,
     RatePaths,
     ValueCheck,
@@ -43,38 +26,33 @@ from bench.rate_pipeline import (
     command_differences,
     job_manifest,
     kill_group,
-    kill_leader,
     last_commit,
     start_bare,
     wait_for_commit,
     wait_until_gone,
-    write_manifest,
 )
-from bench.shared_measurements import SharedMeasurements
-from bench.streamjobs_server import BenchServer, epoch_seconds
+from bench.server_process import BenchServer, epoch_seconds
 
 RESTART_POLICY = {"type": "Always", "onFailureRetryInterval": 1}
 KILL_AFTER_BATCH = 2
-"""The driver is killed once this batch is committed (three batches, 0-2)."""
 
 STREAMJOBS = "streamjobs"
+STANDBY = "standby"
 BARE = "bare"
-SUBJECTS = (STREAMJOBS, BARE)
-
-Log = Callable[[str], None]
+SUBJECTS = (STREAMJOBS, STANDBY, BARE)
+INSTANCES = {STREAMJOBS: None, STANDBY: {"standby": True}}
 
 
 @dataclass(frozen=True)
 class RatePlan:
     repetitions: int
     timeout: float = 300.0
-    """Seconds any one wait (a commit, a state) may take before the bench gives up."""
+    subjects: tuple[str, ...] = SUBJECTS
 
 
 QUICK = RatePlan(repetitions=1)
+LOG = functools.partial(print, flush=True)
 FULL = RatePlan(repetitions=3)
-"""Three pairs of sessions, about 70 s a pair on 2 cores: with four, the full run took 20-21
-minutes on a slow day, past its 20."""
 
 
 @dataclass(frozen=True)
@@ -83,29 +61,16 @@ class Session:
 
     subject: str
     repetition: int
-    first: bool
+    position: int
     paths: RatePaths
     command: tuple[str, ...]
-    """What ran the driver (streamjobs: the wrapper and its spark-submit, as the process list
-    shows them)."""
     load_average: float
     started_at: float
-    submitted_at: float
-    """streamjobs: when the supervisor started the driver; bare: ``started_at``."""
     ready_at: float
-    """streamjobs: RUNNING (the first attempt's ``runningAt``); bare: the runner's ``driver``
-    line (its Spark session is up), which is the report RUNNING waits for."""
     first_commit: Commit
     killed_batch: int
-    """The last batch committed before the kill."""
     killed_at: float
-    gone_at: float
-    """When the killed processes were gone (bare: the killed spark-submit, i.e. its JVM)."""
-    restarted_at: float
-    """streamjobs: the second attempt's submission; bare: the second spark-submit's start."""
     recovered: Commit
-    detected_at: float | None = None
-    """streamjobs: when the supervisor saw the driver exit (the first attempt's ``endedAt``)."""
     values: ValueCheck | None = None
 
     @property
@@ -126,7 +91,6 @@ class Measured:
     plan: RatePlan
     sessions: list[Session]
     differences: list[str]
-    """How streamjobs' spark-submit command differed from the bare one."""
 
     def of(self, subject: str) -> list[Session]:
         return sorted(
@@ -134,37 +98,38 @@ class Measured:
         )
 
     def samples(self, subject: str, value: Callable[[Session], float]) -> tuple[float, ...]:
-        """``value`` of each of the subject's sessions, in repetition order."""
         return tuple(value(session) for session in self.of(subject))
 
-    def median(self, subject: str, value: Callable[[Session], float]) -> float:
-        return statistics.median(self.samples(subject, value))
+    def median(self, subject: str, value: Callable[[Session], float | None]) -> float | None:
+        values = [v for v in (value(s) for s in self.of(subject)) if v is not None]
+        return statistics.median(values) if values else None
 
 
-def measured(quick: bool, work: Path, log: Log = print) -> Measured:
+@functools.cache
+def measured(quick: bool, work: Path) -> Measured:
     """The sessions of this plan in ``work``, run on the first call and kept for the next."""
-    return _SESSIONS.get(QUICK if quick else FULL, work, log)
+    return measure(QUICK if quick else FULL, work)
 
 
-def schedule(plan: RatePlan) -> Iterator[tuple[int, str, bool]]:
-    """(repetition, subject, first) in run order: streamjobs first, then alternating."""
+def schedule(plan: RatePlan) -> Iterator[tuple[int, str, int]]:
+    """(repetition, subject, position) in run order: the order reverses every repetition."""
     for repetition in range(plan.repetitions):
-        order = SUBJECTS if repetition % 2 == 0 else SUBJECTS[::-1]
+        order = plan.subjects if repetition % 2 == 0 else plan.subjects[::-1]
         for position, subject in enumerate(order):
-            yield repetition, subject, position == 0
+            yield repetition, subject, position
 
 
-def measure(plan: RatePlan, work: Path, log: Log = print) -> Measured:
+def measure(plan: RatePlan, work: Path, log: Callable[[str], None] = LOG) -> Measured:
     """Run every session with one streamjobs server up throughout, then check the outputs."""
     work.mkdir(parents=True, exist_ok=True)
     sessions = []
     with BenchServer(work / "streamjobs-home", data_root=work / "jobs") as server:
-        for repetition, subject, first in schedule(plan):
+        for repetition, subject, position in schedule(plan):
             paths = RatePaths(work / "jobs" / f"{repetition}-{subject}")
-            if subject == STREAMJOBS:
-                session = streamjobs_session(server, paths, repetition, first, plan)
+            if subject == BARE:
+                session = bare_session(paths, repetition, position, plan)
             else:
-                session = bare_session(paths, repetition, first, plan)
+                session = supervised_session(server, subject, paths, repetition, position, plan)
             log(
                 f"rate sessions: #{repetition + 1} {subject:<10} first batch "
                 f"{session.first_batch_seconds:5.1f} s (ready {session.ready_seconds:4.1f} s), "
@@ -172,73 +137,73 @@ def measure(plan: RatePlan, work: Path, log: Log = print) -> Measured:
             )
             sessions.append(session)
     sessions = check_outputs(sessions, work, log)
-    bare = next(s for s in sessions if s.subject == BARE)
-    supervised = next(s for s in sessions if s.subject == STREAMJOBS)
-    return Measured(plan, sessions, command_differences(bare.command, supervised.command))
+    commands = {s.subject: s.command for s in sessions if s.command}
+    differences = command_differences(commands[BARE], commands[STREAMJOBS])
+    return Measured(plan, sessions, differences)
 
 
-_SESSIONS = SharedMeasurements("rate sessions", measure)
-
-
-def streamjobs_session(
-    server: BenchServer, paths: RatePaths, repetition: int, first: bool, plan: RatePlan
+def supervised_session(
+    server: BenchServer,
+    subject: str,
+    paths: RatePaths,
+    repetition: int,
+    position: int,
+    plan: RatePlan,
 ) -> Session:
-    server.put_job(job_manifest(paths, RESTART_POLICY))
-    load = load_average()
-    started_at = time.time()
-    application = server.run(JOB)
+    standby = INSTANCES[subject] is not None
+    manifest = job_manifest(paths, RESTART_POLICY, INSTANCES[subject])
+    load, started_at = load_average(), time.time()
+    application = server.run(manifest)
+    held: dict[str, Any] = {}
     try:
         first_commit = wait_for_commit(paths.commits, after=-1, timeout=plan.timeout)
-        (wrapper,) = server.drivers()
-        command = tuple(wrapper.cmdline())
+        command = () if standby else tuple(server.active_driver().cmdline())
+        if standby:
+            server.wait_for(application, _standby_ready, "standby", plan.timeout)
+            held = server.application(application)["standby"]
         wait_for_commit(paths.commits, after=KILL_AFTER_BATCH - 1, timeout=plan.timeout)
-        killed_at, _ = server.kill_driver()
-        gone_at = time.time()
+        killed_at = server.kill_driver(held.get("pid"))
         killed_batch = last_commit(paths.commits)
         recovered = wait_for_commit(paths.commits, after=killed_batch, timeout=plan.timeout)
-        attempts = server.application(application)["attempts"]
+        attempts = {a["number"]: a for a in server.application(application)["attempts"]}
     finally:
-        server.abort(application)
+        server.call("POST", f"/applications/{application}/abort")
         server.kill_drivers()
-    server.wait_for_state(application, "ABORTED", timeout=plan.timeout)
+    server.wait_for(application, lambda d: d["state"] == "ABORTED", "ABORTED", plan.timeout)
     return Session(
-        subject=STREAMJOBS,
+        subject=subject,
         repetition=repetition,
-        first=first,
+        position=position,
         paths=paths,
         command=command,
         load_average=load,
         started_at=started_at,
-        submitted_at=_attempt_time(attempts, 0, "submittedAt"),
-        ready_at=_attempt_time(attempts, 0, "runningAt"),
+        ready_at=_attempt_time(attempts, 1, "runningAt"),
         first_commit=first_commit,
         killed_batch=killed_batch,
         killed_at=killed_at,
-        gone_at=gone_at,
-        restarted_at=_attempt_time(attempts, 1, "submittedAt"),
         recovered=recovered,
-        detected_at=_attempt_time(attempts, 0, "endedAt"),
     )
 
 
-def bare_session(paths: RatePaths, repetition: int, first: bool, plan: RatePlan) -> Session:
-    write_manifest(paths)
+def _standby_ready(document: dict[str, object]) -> bool:
+    standby = document.get("standby")
+    return isinstance(standby, dict) and standby.get("state") == "ready"
+
+
+def bare_session(paths: RatePaths, repetition: int, position: int, plan: RatePlan) -> Session:
     command = bare_command(paths)
-    load = load_average()
-    started_at = time.time()
+    load, started_at = load_average(), time.time()
     process = start_bare(command, paths, BARE)
     try:
-        first_commit = wait_for_commit(
-            paths.commits, after=-1, timeout=plan.timeout, alive=_alive(process)
-        )
+        alive = _alive(process)
+        first_commit = wait_for_commit(paths.commits, after=-1, timeout=plan.timeout, alive=alive)
         wait_for_commit(
-            paths.commits, after=KILL_AFTER_BATCH - 1, timeout=plan.timeout, alive=_alive(process)
+            paths.commits, after=KILL_AFTER_BATCH - 1, timeout=plan.timeout, alive=alive
         )
         killed_at = time.time()
-        kill_leader(process)
-        gone_at = time.time()
+        kill_group(process, wait_for_all=False)
         killed_batch = last_commit(paths.commits)
-        restarted_at = time.time()
         killed, process = process, start_bare(command, paths, f"{BARE}-restarted")
         recovered = wait_for_commit(
             paths.commits, after=killed_batch, timeout=plan.timeout, alive=_alive(process)
@@ -249,23 +214,20 @@ def bare_session(paths: RatePaths, repetition: int, first: bool, plan: RatePlan)
     return Session(
         subject=BARE,
         repetition=repetition,
-        first=first,
+        position=position,
         paths=paths,
         command=command.argv,
         load_average=load,
         started_at=started_at,
-        submitted_at=started_at,
         ready_at=runner_event_time(paths.directory / f"{BARE}.out", "driver"),
         first_commit=first_commit,
         killed_batch=killed_batch,
         killed_at=killed_at,
-        gone_at=gone_at,
-        restarted_at=restarted_at,
         recovered=recovered,
     )
 
 
-def check_outputs(sessions: list[Session], work: Path, log: Log) -> list[Session]:
+def check_outputs(sessions: list[Session], work: Path, log: Callable[[str], None]) -> list[Session]:
     """Every session with the check of its output's values (the bench's output reader)."""
     found = shared_reader({}, work).values("value", [session.paths.output for session in sessions])
     checked = [
@@ -281,29 +243,26 @@ def check_outputs(sessions: list[Session], work: Path, log: Log) -> list[Session
 def runner_event_time(stdout: Path, kind: str) -> float:
     """When the runner printed its first event of ``kind`` (its JSON lines on stdout)."""
     for line in stdout.read_text(encoding="utf-8", errors="replace").splitlines():
-        if not line.startswith("{"):
+        try:
+            event = json.loads(line) if line.startswith("{") else None
+        except json.JSONDecodeError:
             continue
-        with contextlib.suppress(json.JSONDecodeError):
-            event = json.loads(line)
-            if isinstance(event, dict) and event.get("type") == kind:
-                moment = epoch_seconds(str(event["timestamp"]))
-                if moment is not None:
-                    return moment
+        if isinstance(event, dict) and event.get("type") == kind:
+            moment = epoch_seconds(str(event["timestamp"]))
+            if moment is not None:
+                return moment
     raise RuntimeError(f"{stdout} has no {kind!r} event")
 
 
 def load_average() -> float:
-    try:
-        return float(Path("/proc/loadavg").read_text().split()[0])
-    except (OSError, ValueError, IndexError):
-        return float("nan")
+    return os.getloadavg()[0]
 
 
-def _attempt_time(attempts: list[dict[str, object]], index: int, field: str) -> float:
-    value = attempts[index].get(field) if index < len(attempts) else None
+def _attempt_time(attempts: dict[int, dict[str, Any]], number: int, field: str) -> float:
+    value = attempts.get(number, {}).get(field)
     moment = epoch_seconds(value) if isinstance(value, str) else None
     if moment is None:
-        raise RuntimeError(f"attempt {index + 1} has no {field}: {attempts}")
+        raise RuntimeError(f"attempt {number} has no {field}: {attempts}")
     return moment
 
 

@@ -1,10 +1,4 @@
-"""Write ``REPORT.md`` and one PNG chart per figure from the figures' results.
-
-The report opens with the machine and a summary table (every comparison: medians, min-max, the
-ratio, its target and whether it is met; every measurement held to an absolute limit: median,
-min-max, the limit and whether it is met), then gives each figure its chart, its method and its
-details. Nothing here knows a particular figure: each one hands over a ``FigureResult``.
-"""
+"""Write ``REPORT.md`` and one PNG chart per figure from the figures' results."""
 
 from __future__ import annotations
 
@@ -64,6 +58,13 @@ def render(
         *(figure_section(figure) for figure in figures),
     ]
     return "\n\n".join(sections) + "\n"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A Markdown table: the first column left-aligned, the others right-aligned."""
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
 
 
 def summary_table(figures: Sequence[FigureResult]) -> str:

@@ -1,12 +1,4 @@
-"""What a figure measured: samples, their medians and spreads, ratios and targets.
-
-Every figure compares a candidate (streamjobs) with a baseline (hand-written PySpark, bare
-``spark-submit``...) measured on the same machine in the same run, several times each. A
-``Comparison`` holds both sets of samples and the target on their ratio; a ``FigureResult`` holds a
-figure's comparisons and the Markdown that explains its method and details. A figure held to
-absolute bounds instead (figure 4: p99 < 50 ms) gives ``Measurement``s, each with its ``Limit``.
-``bench.report`` turns them into ``REPORT.md`` and charts without knowing which figure it draws.
-"""
+"""What a figure measured: samples, their medians and spreads, ratios and targets."""
 
 from __future__ import annotations
 
@@ -37,9 +29,7 @@ class Target:
 
     threshold: float
     at_least: bool = True
-    """True: the ratio must be >= threshold (throughput); False: <= threshold (time, memory)."""
     difference: bool = False
-    """True: the bound is on candidate - baseline ("at most 1 s more than the baseline")."""
 
     def measure(self, candidate: float, baseline: float) -> float:
         """What the bound applies to: candidate / baseline, or candidate - baseline."""
@@ -135,7 +125,6 @@ class Measurement:
     name: str
     metric: str
     label: str
-    """What was measured, e.g. "SQLite" or "(a) streamjobs"."""
     samples: tuple[float, ...]
     limit: Limit | None = None
 
@@ -167,7 +156,6 @@ class FigureResult:
     details: str = ""
     notes: list[str] = field(default_factory=list)
     measurements: list[Measurement] = field(default_factory=list)
-    """Figures held to absolute limits (figure 4's latencies, tick and memory)."""
 
     @property
     def chart_file(self) -> str:

@@ -1,14 +1,4 @@
-"""Run the benchmark figures and write their report.
-
-    python -m bench.run                 # every figure, full size: bench/REPORT.md + PNGs
-    python -m bench.run --figures 1     # only figure 1
-    python -m bench.run --quick         # a small smoke run; its report goes to bench/.quick/
-
-A full run rewrites ``bench/REPORT.md`` and its charts (commit them); a quick one writes to
-``bench/.quick/`` unless ``--output`` says otherwise, so a smoke run never replaces the real report.
-Scratch data (Kafka's, Spark's outputs, checkpoints, logs) lives in a temporary directory that is
-deleted at the end unless ``--keep`` is given.
-"""
+"""Run the benchmark figures and write their report."""
 
 from __future__ import annotations
 
@@ -23,14 +13,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as `python bench/run.py`: make `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import (
-    control_plane_report,
-    figure_memory,
-    figure_recovery,
-    figure_startup,
-    figure_throughput,
-    throughput_report,
-)
+from bench import control_plane_report, figure_latency, figure_startup_recovery, throughput_report
 from bench.machine import describe_machine
 from bench.output_reader import close_shared_reader
 from bench.report import write_report
@@ -42,20 +25,14 @@ REPOSITORY = BENCH.parent
 Figure = Callable[[bool, Path], FigureResult]
 
 
-def throughput(quick: bool, work: Path) -> FigureResult:
-    runs = figure_throughput.measured(quick, work.parent / figure_throughput.RUNS, log=_log)
-    return throughput_report.figure_result(runs)
-
-
 FIGURES: dict[int, Figure] = {
-    1: throughput,
-    2: figure_startup.figure,
-    3: figure_recovery.figure,
+    1: throughput_report.throughput_figure,
+    2: figure_startup_recovery.startup_figure,
+    3: figure_startup_recovery.recovery_figure,
     4: control_plane_report.figure,
-    5: figure_memory.figure,
+    5: throughput_report.memory_figure,
+    6: figure_latency.figure,
 }
-"""Figure number -> what runs it. Figures 2 and 3 write up the same sessions, and figure 5 the
-memory of figure 1's runs: whichever comes first runs them."""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -1,8 +1,4 @@
-"""The directory of one run of a streaming query: its manifest, output and checkpoint.
-
-Figure 1's runs and the rate sessions of figures 2-3 lay out their files alike; each adds what only
-it reads (the Spark event log, the checkpoint's commit files).
-"""
+"""The directory of one run of a streaming query: its manifest, output and checkpoint."""
 
 from __future__ import annotations
 

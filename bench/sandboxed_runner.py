@@ -1,10 +1,4 @@
-"""Figure 1's streamjobs run inside the sandbox a server gives every driver.
-
-Isolation is on in every server, so the figure measures (a) as a server would run it: the runner
-inside bubblewrap, as the ``runAs`` account ``bench`` when the bench runs as root, with the run's
-directory as its bundle's data root. The hand-written baseline (b) runs bare, as a user would run
-their own script, so the ratio includes what the sandbox costs.
-"""
+"""Figure 1's streamjobs run inside the sandbox a server gives every driver."""
 
 from __future__ import annotations
 

@@ -1,11 +1,4 @@
-"""A ``streamjobs server`` as a child process of the harness, the way a user starts one.
-
-``python -m streamjobs.cli server`` over a given home and store, on a free loopback port, in a
-process group of its own; started when it answers ``/healthz``, stopped with its whole group.
-Figures 2 and 3 drive one with its supervisor (``streamjobs_server.BenchServer``); figure 4
-loads one without (``figure_control_plane``). Its output goes to ``home/server.out`` and
-``home/server.err``.
-"""
+"""A ``streamjobs server`` as a child process of the harness, the way a user starts one."""
 
 from __future__ import annotations
 
@@ -17,8 +10,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
+from typing import Any
 
 import httpx
 import psutil
@@ -27,12 +21,14 @@ from streamjobs.launch.ports import free_loopback_port
 
 STREAMJOBS = (sys.executable, "-m", "streamjobs.cli")
 START_SECONDS = 90.0
+POLL_SECONDS = 0.2
 MIB = 1024 * 1024
+ENDED = frozenset({"COMPLETED", "FAILED", "ABORTED", "STOPPED"})
 
 
 class ServerProcess:
-    """``with ServerProcess(home, database_url=...) as server:`` a server that answers; on the
-    way out SIGTERM to its process group, SIGKILL if it has not ended within 15 s."""
+    """``with ServerProcess(home, database_url=...) as server:`` a server that answers; on the way
+    out SIGTERM to its process group, SIGKILL if it has not ended within 15 s."""
 
     def __init__(
         self,
@@ -42,8 +38,6 @@ class ServerProcess:
         supervisor: bool = True,
         data_roots: Sequence[Path] = (),
     ) -> None:
-        """``data_roots``: where the ``default`` bundle's jobs may read and write (seeded on the
-        server's first start)."""
         self.home = home
         port = free_loopback_port()
         self.url = f"http://127.0.0.1:{port}"
@@ -55,8 +49,6 @@ class ServerProcess:
             "STREAMJOBS_SUPERVISOR": "true" if supervisor else "false",
             "STREAMJOBS_DEFAULT_DATA_ROOTS": json.dumps([root.as_uri() for root in data_roots]),
         }
-        self.start_seconds = 0.0
-        """How long the server took to answer."""
         self._process: subprocess.Popen[bytes] | None = None
 
     @property
@@ -65,30 +57,19 @@ class ServerProcess:
             raise RuntimeError("the server is not started")
         return self._process.pid
 
-    def cpu_seconds(self) -> float:
-        """The server process's CPU time so far (user + system), in seconds."""
-        times = psutil.Process(self.pid).cpu_times()
-        return float(times.user + times.system)
-
     def rss_mib(self) -> float:
-        """The server process's resident memory now, in MiB."""
         return float(psutil.Process(self.pid).memory_info().rss) / MIB
 
     def __enter__(self) -> ServerProcess:
         self.start()
         return self
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self.stop()
 
     def start(self) -> None:
-        """Start the server and return once it answers; ``RuntimeError`` if it exits first or
-        does not answer within ``START_SECONDS`` (it is stopped then)."""
+        """Start the server and return once it answers; RuntimeError (and stopped) if it exits
+        first or does not answer within ``START_SECONDS``."""
         started = time.monotonic()
         self.home.mkdir(parents=True, exist_ok=True)
         with (
@@ -108,10 +89,8 @@ class ServerProcess:
         except BaseException:
             self.stop()
             raise
-        self.start_seconds = time.monotonic() - started
 
     def stop(self) -> None:
-        """SIGTERM to the server's process group, then SIGKILL after 15 s; nothing if ended."""
         if self._process is None or self._process.poll() is not None:
             return
         with contextlib.suppress(ProcessLookupError):
@@ -134,3 +113,117 @@ class ServerProcess:
                     return
             time.sleep(0.1)
         raise RuntimeError(f"the server did not answer within {START_SECONDS:g} s")
+
+
+class BenchServer(ServerProcess):
+    """A server with its supervisor over a SQLite store in ``home``, its admin bootstrapped, driven
+    over the API; every driver its supervisor started is killed on the way out."""
+
+    def __init__(self, home: Path, *, data_root: Path) -> None:
+        super().__init__(
+            home, database_url=f"sqlite:///{home / 'streamjobs.db'}", data_roots=[data_root]
+        )
+        self._client: httpx.Client | None = None
+
+    def __enter__(self) -> BenchServer:
+        self.home.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            [*STREAMJOBS, "admin", "bootstrap"],
+            env=self.environment,
+            capture_output=True,
+            check=True,
+            timeout=120,
+        )
+        token = (self.home / "admin-token").read_text(encoding="utf-8").strip()
+        self.start()
+        headers = {"Authorization": f"Bearer {token}"}
+        self._client = httpx.Client(base_url=self.url, headers=headers, timeout=30)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._client is not None:
+            self._client.close()
+        self.stop()
+        self.kill_drivers()
+
+    def call(self, method: str, path: str, **arguments: Any) -> Any:
+        """The JSON answer of an API call; RuntimeError unless it succeeded."""
+        if self._client is None:
+            raise RuntimeError("the server is not started")
+        response = self._client.request(method, f"/api/v1{path}", **arguments)
+        if not response.is_success:
+            raise RuntimeError(f"{method} {path}: {response.status_code} {response.text}")
+        return response.json() if response.content else None
+
+    def run(self, manifest: dict[str, Any]) -> str:
+        """Apply the job and run it; the new application's id."""
+        name = manifest["metadata"]["name"]
+        self.call("PUT", f"/jobs/{name}", json=manifest)
+        return str(self.call("POST", f"/jobs/{name}/run")["id"])
+
+    def application(self, application: str) -> dict[str, Any]:
+        document: dict[str, Any] = self.call("GET", f"/applications/{application}")
+        return document
+
+    def wait_for(self, application: str, ready: Any, what: str, timeout: float) -> float:
+        """Poll the application until ``ready(document)``; when that was seen (epoch seconds).
+        RuntimeError if it ends first or after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            document = self.application(application)
+            if ready(document):
+                return time.time()
+            if document["state"] in ENDED:
+                raise RuntimeError(f"application {application} ended {document['state']}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"application {application}: not {what} after {timeout:g} s")
+            time.sleep(POLL_SECONDS)
+
+    def drivers(self) -> list[psutil.Process]:
+        """The live driver wrappers of this server's supervisor (the standby's included)."""
+        found = []
+        for process in psutil.process_iter(["cmdline"]):
+            cmdline = process.info["cmdline"] or []
+            if "streamjobs.launch.wrapper" in cmdline and any(
+                str(self.home) in part for part in cmdline
+            ):
+                found.append(process)
+        return found
+
+    def active_driver(self, standby_pid: int | None = None) -> psutil.Process:
+        """The one live wrapper whose process tree does not hold ``standby_pid``."""
+        active = []
+        for wrapper in self.drivers():
+            with contextlib.suppress(psutil.NoSuchProcess):
+                tree = {wrapper.pid, *(c.pid for c in wrapper.children(recursive=True))}
+                if standby_pid not in tree:
+                    active.append(wrapper)
+        if len(active) != 1:
+            raise RuntimeError(f"{len(active)} active drivers (standby pid {standby_pid})")
+        return active[0]
+
+    def kill_driver(self, standby_pid: int | None = None) -> float:
+        """SIGKILL the JVM and Python of the active driver, not its wrapper, as a crash would;
+        when the signals went (epoch seconds). Returns once they are gone."""
+        children = self.active_driver(standby_pid).children(recursive=True)
+        killed_at = time.time()
+        for child in children:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.send_signal(signal.SIGKILL)
+        psutil.wait_procs(children, timeout=60)
+        return killed_at
+
+    def kill_drivers(self) -> None:
+        for wrapper in self.drivers():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(wrapper.pid, signal.SIGKILL)
+
+
+def epoch_seconds(timestamp: str | None) -> float | None:
+    """An API timestamp (ISO 8601; UTC when it names no zone) as seconds since the epoch."""
+    if timestamp is None:
+        return None
+    moment = datetime.fromisoformat(timestamp)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()

@@ -1,11 +1,4 @@
-"""Before a timed run: the last run's writes reach the disk and the CPUs go quiet.
-
-A run leaves tens of MB of output, event log and checkpoint in the page cache, which the kernel
-writes back about 30 s later: during the next run, unless it is synced first. And a process that
-has just exited may leave CPU work behind (a JVM's threads winding down, the broker's cleaners).
-Waiting for both, for a few seconds at most, keeps one run's aftermath out of the next one's
-timings. Time waiting for I/O counts as idle here: the sync has already waited for the disk.
-"""
+"""Before a timed run: the last run's writes reach the disk and the CPUs go quiet."""
 
 from __future__ import annotations
 
@@ -16,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 QUIET_SHARE = 0.9
-"""The CPUs count as quiet when they were idle this share of a sampling window."""
 
 
 @dataclass(frozen=True)

@@ -1,18 +1,24 @@
-"""Figure 1 written up: its comparisons, its method, every run, and where the time went.
-
-"Where the time went" compares the subjects phase by phase — the micro-batch phases of Spark's
-progress reports, the tasks' run, CPU and GC time from the event log — and reads the micro-batch's
-physical plan for how many times each record's JSON is parsed, and how many of its fields.
-"""
+"""Figures 1 and 5 written up from figure 1's runs: throughput, and the drivers' memory."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
+from pathlib import Path
 
-from bench.figure_throughput import MEMORY_SAMPLE_SECONDS, TARGET, Measured, Run, samples
+from bench import figure_throughput
+from bench.figure_throughput import (
+    MEMORY_SAMPLE_SECONDS,
+    QUICK,
+    RUNS,
+    TARGET,
+    Measured,
+    Run,
+    samples,
+)
 from bench.kafka_data import RECORD_SCHEMA, LoadedTopic
-from bench.results import Comparison, FigureResult, Spread
+from bench.report import table
+from bench.results import Comparison, FigureResult, Spread, Target
+from bench.rss import JVM, PYTHON
 from bench.throughput_subjects import (
     BASELINE,
     LABELS,
@@ -29,28 +35,37 @@ TIME_ROWS: tuple[tuple[str, RunValue], ...] = (
     ("processing window", lambda run: run.window.seconds),
     ("of which the first micro-batch", lambda run: run.window.first_batch_seconds),
     ("process, start to exit (JVM included)", lambda run: run.process_seconds),
-    ("outside the window (start-up, exit)", lambda run: run.process_seconds - run.window.seconds),
     ("addBatch (the micro-batch's Spark job)", lambda run: _phase(run, "addBatch")),
     ("latestOffset + getBatch", lambda run: _phase(run, "latestOffset", "getBatch")),
     ("queryPlanning", lambda run: _phase(run, "queryPlanning")),
     ("walCommit + commitOffsets", lambda run: _phase(run, "walCommit", "commitOffsets")),
-    ("Spark jobs, wall", lambda run: run.tasks.job_seconds),
-    ("tasks, executor run time (both cores)", lambda run: run.tasks.run_seconds),
-    ("tasks, CPU time", lambda run: run.tasks.cpu_seconds),
-    ("of which in stages of one task per partition", lambda run: _narrow_cpu(run)),
-    ("of which in other stages (sink bookkeeping)", lambda run: _wide_cpu(run)),
-    ("tasks, GC time", lambda run: run.tasks.gc_seconds),
-    ("Python process CPU (not its JVM)", lambda run: run.python_cpu_seconds),
+    ("tasks, CPU time", lambda run: run.cpu_seconds),
 )
-GAP_ROWS = (*TIME_ROWS[4:8], *TIME_ROWS[10:13], TIME_ROWS[14])
-"""The phases that explain a difference between the windows."""
+
+
+def _runs(quick: bool, work: Path) -> Measured:
+    return figure_throughput.measured(quick, (work.parent / RUNS).resolve())
+
+
+def throughput_figure(quick: bool, work: Path) -> FigureResult:
+    return figure_result(_runs(quick, work))
+
+
+def memory_figure(quick: bool, work: Path) -> FigureResult:
+    return memory_result(_runs(quick, work))
 
 
 def figure_result(measured: Measured) -> FigureResult:
     plan, runs = measured.plan, measured.runs
     comparisons = [
-        *(throughput_comparison(sink, runs) for sink in plan.formats),
-        *(cpu_comparison(sink, runs) for sink in plan.formats),
+        *(
+            comparison(sink, runs, "records/s", lambda run: run.records_per_second, TARGET)
+            for sink in plan.formats
+        ),
+        *(
+            comparison(sink, runs, "records per task-CPU-s", lambda run: run.records_per_cpu_second)
+            for sink in plan.formats
+        ),
     ]
     sinks = " and ".join(sink.capitalize() for sink in plan.formats)
     return FigureResult(
@@ -64,28 +79,18 @@ def figure_result(measured: Measured) -> FigureResult:
     )
 
 
-def throughput_comparison(sink: str, runs: list[Run]) -> Comparison:
-    """Records/s over the processing window: what the target is about."""
+def comparison(
+    sink: str, runs: list[Run], metric: str, value: RunValue, target: Target | None = None
+) -> Comparison:
+    name = f"Kafka JSON → {sink.capitalize()}" if target else f"{sink.capitalize()}, per CPU-s"
     return Comparison(
-        name=f"Kafka JSON → {sink.capitalize()}",
-        metric="records/s",
+        name=name,
+        metric=metric,
         candidate_label=LABELS[STREAMJOBS],
         baseline_label=LABELS[BASELINE],
-        candidate=samples(runs, sink, STREAMJOBS, lambda run: run.records_per_second),
-        baseline=samples(runs, sink, BASELINE, lambda run: run.records_per_second),
-        target=TARGET,
-    )
-
-
-def cpu_comparison(sink: str, runs: list[Run]) -> Comparison:
-    """Records per second of task CPU time: less sensitive than wall time to a busy machine."""
-    return Comparison(
-        name=f"{sink.capitalize()}, per task-CPU-second",
-        metric="records per task-CPU-s",
-        candidate_label=LABELS[STREAMJOBS],
-        baseline_label=LABELS[BASELINE],
-        candidate=samples(runs, sink, STREAMJOBS, lambda run: run.records_per_cpu_second),
-        baseline=samples(runs, sink, BASELINE, lambda run: run.records_per_cpu_second),
+        candidate=samples(runs, sink, STREAMJOBS, value),
+        baseline=samples(runs, sink, BASELINE, value),
+        target=target,
     )
 
 
@@ -131,121 +136,52 @@ wall time on what else the machine is doing."""
 
 
 def details(plan: ThroughputPlan, runs: list[Run]) -> str:
-    sections = [
-        "**Per core (median).** " + per_core(plan, runs),
-        "**Every run.**\n\n" + runs_table(runs),
-        "**Where the time goes (medians, seconds).**\n\n" + time_table(plan, runs),
-        "**JSON parsing in the micro-batch plan.** " + parsing(plan, runs),
-        *(gap(sink, runs) for sink in plan.formats),
-    ]
-    return "\n\n".join(sections)
-
-
-def per_core(plan: ThroughputPlan, runs: list[Run]) -> str:
-    parts = [
+    per_core = "; ".join(
         f"{sink} {LABELS[subject]}: "
         f"{_median(runs, sink, subject, lambda run: run.records_per_second) / plan.cores:,.0f}"
         for sink in plan.formats
         for subject in SUBJECTS
-    ]
-    return "; ".join(parts) + " records/s per core."
-
-
-def runs_table(runs: list[Run]) -> str:
-    lines = [
-        "| sink | # | subject | ran | records/s | window s | first batch s | batches "
-        "| process s | records per task-CPU-s | CPU idle before | load average |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for run in runs:
-        lines.append(
-            f"| {run.sink} | {run.repetition + 1} | {LABELS[run.subject]} | "
-            f"{'first' if run.first else 'second'} | {run.records_per_second:,.0f} | "
-            f"{run.window.seconds:.1f} | {run.window.first_batch_seconds:.1f} | "
-            f"{run.window.batches} | {run.process_seconds:.1f} | "
-            f"{run.records_per_cpu_second:,.0f} | {run.idle_before:.0%} | "
-            f"{run.load_average:.1f} |"
-        )
-    return "\n".join(lines)
-
-
-def time_table(plan: ThroughputPlan, runs: list[Run]) -> str:
-    """Seconds per phase, median over repetitions, each sink and subject side by side."""
-    columns = [(sink, subject) for sink in plan.formats for subject in SUBJECTS]
-    header = " | ".join(f"{sink} {LABELS[subject]}" for sink, subject in columns)
-    lines = [f"| | {header} |", "|---|" + "---:|" * len(columns)]
-    for label, value in TIME_ROWS:
-        cells = " | ".join(f"{_median(runs, sink, s, value):.1f}" for sink, s in columns)
-        lines.append(f"| {label} | {cells} |")
-    return "\n".join(lines)
-
-
-def parsing(plan: ThroughputPlan, runs: list[Run]) -> str:
-    """How many ``from_json`` calls each subject's first micro-batch plan makes, over how many
-    fields: a parse that the optimizer duplicates (a filter pushed below the projection) or
-    cannot prune costs CPU for every record."""
-    parts = []
-    for sink in plan.formats:
-        for subject in SUBJECTS:
-            run = next(r for r in runs if r.sink == sink and r.subject == subject)
-            calls, fields = json_parses(run.tasks.batch_plan)
-            parts.append(f"{sink} {LABELS[subject]}: {calls} calls over {fields} fields")
-    return (
-        "; ".join(parts) + ". (Each call parses the whole value; the fields are those its "
-        "schema keeps. Calls in a filter run for every record, those in the projection for "
-        "the records kept.)"
     )
-
-
-def json_parses(plan: str) -> tuple[int, int]:
-    """(``from_json`` calls, fields parsed by them) in a physical plan's node details."""
-    details = plan.split("\n\n", 1)[-1]  # the node list, not the tree drawing above it
-    calls = details.split("from_json(")[1:]
-    fields = sum(len(re.findall(r"StructField\(", call.split(" as string)")[0])) for call in calls)
-    return len(calls), fields
-
-
-def gap(sink: str, runs: list[Run]) -> str:
-    """Which phases make up the difference between the subjects' median windows."""
-
-    def median(subject: str, value: RunValue) -> float:
-        return _median(runs, sink, subject, value)
-
-    window = TIME_ROWS[0][1]
-    difference = median(STREAMJOBS, window) - median(BASELINE, window)
-    parts = [
-        f"{label} {median(STREAMJOBS, value) - median(BASELINE, value):+.1f} s"
-        for label, value in GAP_ROWS
+    every_run = [
+        [
+            run.sink,
+            run.repetition + 1,
+            LABELS[run.subject],
+            _order(run),
+            f"{run.records_per_second:,.0f}",
+            f"{run.window.seconds:.1f}",
+            run.window.batches,
+            f"{run.process_seconds:.1f}",
+            f"{run.records_per_cpu_second:,.0f}",
+            f"{run.idle_before:.0%}",
+            f"{run.load_average:.1f}",
+        ]
+        for run in runs
     ]
-    return (
-        f"**{sink.capitalize()}: (a) - (b).** Window {difference:+.1f} s (median against "
-        f"median); by phase: {', '.join(parts)}."
+    header = ["sink", "#", "subject", "ran", "records/s", "window s", "batches", "process s"]
+    header += ["records per task-CPU-s", "CPU idle before", "load average"]
+    columns = [(sink, subject) for sink in plan.formats for subject in SUBJECTS]
+    phases = [
+        [label, *(f"{_median(runs, sink, subject, value):.1f}" for sink, subject in columns)]
+        for label, value in TIME_ROWS
+    ]
+    return "\n\n".join(
+        [
+            f"**Per core (median).** {per_core} records/s per core.",
+            "**Every run.**\n\n" + table(header, every_run),
+            "**Where the time goes (medians, seconds; phases from the progress reports).**\n\n"
+            + table(["", *(f"{sink} {LABELS[subject]}" for sink, subject in columns)], phases),
+        ]
     )
 
 
 def notes(plan: ThroughputPlan, runs: list[Run]) -> list[str]:
     loads = [run.load_average for run in runs]
-    found = [
+    return [
         f"The 1-minute load average was {min(loads):.1f} to {max(loads):.1f} when the runs "
-        f"started, on {plan.cores} cores. Above {plan.cores}, other processes competed for the "
-        "CPU and the wall-time figures carry their noise; the per-task-CPU-second figures "
-        "much less so."
+        f"started, on {plan.cores} cores: above {plan.cores}, the wall-time figures carry the "
+        "noise of other processes; the per-task-CPU-second ones much less so."
     ]
-    single = [sink for sink, count in plan.sinks if count == 1]
-    if single and any(count > 1 for _, count in plan.sinks):
-        found.append(
-            f"{', '.join(single)}: one repetition each, to keep the full run near 15 minutes."
-        )
-    return found
-
-
-def _narrow_cpu(run: Run) -> float:
-    """Task CPU in stages with one task per topic partition: reading, parsing, writing."""
-    return run.tasks.cpu_seconds_by_stage_width[run.partitions]
-
-
-def _wide_cpu(run: Run) -> float:
-    return run.tasks.cpu_seconds - _narrow_cpu(run)
 
 
 def _phase(run: Run, *names: str) -> float:
@@ -254,3 +190,72 @@ def _phase(run: Run, *names: str) -> float:
 
 def _median(runs: list[Run], sink: str, subject: str, value: RunValue) -> float:
     return Spread.of(samples(runs, sink, subject, value)).median
+
+
+MEMORY_SINK = "parquet"
+MEMORY_ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("JVM peak RSS", (JVM,)),
+    ("Python peak RSS", (PYTHON,)),
+    ("driver peak RSS (JVM + Python)", (JVM, PYTHON)),
+)
+
+
+def memory_result(measured: Measured) -> FigureResult:
+    runs = [run for run in measured.runs if run.sink == MEMORY_SINK]
+    comparisons = [
+        Comparison(
+            name=name,
+            metric="MiB",
+            candidate_label=LABELS[STREAMJOBS],
+            baseline_label=LABELS[BASELINE],
+            candidate=samples(
+                runs, MEMORY_SINK, STREAMJOBS, lambda r, k=kinds: r.memory.peak_mib(*k)
+            ),
+            baseline=samples(runs, MEMORY_SINK, BASELINE, lambda r, k=kinds: r.memory.peak_mib(*k)),
+        )
+        for name, kinds in MEMORY_ROWS
+    ]
+    rows = [
+        [
+            run.repetition + 1,
+            LABELS[run.subject],
+            _order(run),
+            *(f"{run.memory.peak_mib(*kinds):,.0f}" for _, kinds in MEMORY_ROWS),
+            f"{run.memory.high_water_mib(JVM):,.0f}",
+            f"{run.memory.high_water_mib(PYTHON):,.0f}",
+            len(run.memory.samples),
+        ]
+        for run in runs
+    ]
+    header = ["#", "subject", "ran", "JVM peak MiB", "Python peak MiB", "JVM + Python peak MiB"]
+    header += ["JVM VmHWM MiB", "Python VmHWM MiB", "samples"]
+    differences = ", ".join(f"{c.name} {c.difference:+,.0f} MiB" for c in comparisons)
+    notes = ["The ratio is shown, not judged: the issue sets no memory target for a driver."]
+    if measured.plan == QUICK:
+        notes.append("Quick run: one repetition, a smoke test of the harness, not the figure.")
+    return FigureResult(
+        number=5,
+        slug="memory",
+        title="Memory of one pipeline driver: peak RSS, Kafka JSON → SQL → Parquet",
+        comparisons=comparisons,
+        method=f"""\
+**Runs.** Figure 1's Parquet runs themselves ({dict(measured.plan.sinks)[MEMORY_SINK]} per
+subject, the order alternating): the same pipeline, subjects, data and Spark settings, so the
+same connector jars and Spark's default driver memory for both; see figure 1's method.
+
+**Memory.** While each run went on, every {MEMORY_SAMPLE_SECONDS * 1000:.0f} ms, the RSS (psutil)
+of every process of the subject's tree (its Python process, the JVM `spark-submit` starts, and
+that launcher's short-lived shell and JVM), summed by kind; the figure is the highest sample of
+the JVMs, of the Python processes and of both together over the subject's whole life. The
+kernel's high-water mark (`VmHWM`) of the largest JVM and Python process is in the details, as a
+check on what sampling misses. RSS counts shared pages in full; a fork not yet exec'd is not
+counted again. **No target**: the figure shows the cost next to the baseline.""",
+        details="**Every run.**\n\n"
+        + table(header, rows)
+        + f"\n\n**(a) - (b), medians.** {differences}.",
+        notes=notes,
+    )
+
+
+def _order(run: Run) -> str:
+    return "first" if run.first else "second"

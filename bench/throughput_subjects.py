@@ -1,10 +1,4 @@
-"""Figure 1's two subjects: the pipeline they both run, and the commands that run it.
-
-(a) is streamjobs' runner with a manifest (``job_manifest``), (b) the hand-written PySpark script
-``bench/baseline_kafka_to_parquet.py`` handed the Spark settings streamjobs derives for the same job
-(``shared_conf``), so the two cannot differ in connector jars, event logging or anything else.
-Figure 5 reads the memory of the same runs.
-"""
+"""Figure 1's two subjects: the pipeline they both run, and the commands that run it."""
 
 from __future__ import annotations
 
@@ -46,7 +40,6 @@ class ThroughputPlan:
     records: int
     max_offsets_per_trigger: int
     sinks: tuple[tuple[str, int], ...]
-    """(format, repetitions) in run order."""
     partitions: int = 2
     master: str = "local[2]"
     cores: int = 2

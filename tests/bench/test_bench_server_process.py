@@ -16,8 +16,6 @@ def test_a_server_answers_until_it_is_stopped(tmp_path: Path) -> None:
         home, database_url=f"sqlite:///{home / 'streamjobs.db'}", supervisor=False
     ) as server:
         assert httpx.get(f"{server.url}/healthz").json()["status"] == "ok"
-        assert server.start_seconds > 0
-        assert server.cpu_seconds() > 0
         assert 20 < server.rss_mib() < 1000
         process = psutil.Process(server.pid)
     assert not process.is_running() or process.status() == psutil.STATUS_ZOMBIE

@@ -17,7 +17,7 @@ from bench.rate_pipeline import (
     last_commit,
     wait_for_commit,
 )
-from bench.rate_sessions import BARE, QUICK, STREAMJOBS, RatePlan, schedule
+from bench.rate_sessions import BARE, QUICK, STANDBY, STREAMJOBS, RatePlan, schedule
 
 
 def test_every_kept_value_once_is_exact() -> None:
@@ -131,11 +131,19 @@ def test_a_setting_or_an_option_on_one_side_only_is_named() -> None:
     assert command_differences(BARE_ARGV, sandboxed) == []
 
 
-def test_sessions_alternate_streamjobs_first() -> None:
-    assert list(schedule(QUICK)) == [(0, STREAMJOBS, True), (0, BARE, False)]
+def test_sessions_go_streamjobs_first_then_in_reverse_order() -> None:
+    assert list(schedule(QUICK)) == [(0, STREAMJOBS, 0), (0, STANDBY, 1), (0, BARE, 2)]
     assert [subject for _, subject, _ in schedule(RatePlan(repetitions=2))] == [
         STREAMJOBS,
+        STANDBY,
         BARE,
         BARE,
+        STANDBY,
         STREAMJOBS,
     ]
+
+
+def test_a_standby_job_asks_for_one_in_its_instance(tmp_path: Path) -> None:
+    job = job_manifest(RatePaths(tmp_path), instance={"standby": True})
+    assert job["spec"]["instance"] == {"standby": True}
+    assert "instance" not in job_manifest(RatePaths(tmp_path))["spec"]
