@@ -60,7 +60,7 @@ def test_a_stop_during_the_hold_ends_the_run_before_any_query(
     assert not (tmp_path / "checkpoints").exists()
 
 
-def reporting_request(tmp_path: Path, hold_until: datetime) -> RunRequest:
+def reporting_request(tmp_path: Path, hold_until: datetime | None = None) -> RunRequest:
     """A run that reports as under the server (heartbeats every 0.2 s), held until then."""
     manifest = tmp_path / "job.yaml"
     manifest.write_text(yaml.safe_dump(once_job(tmp_path)))

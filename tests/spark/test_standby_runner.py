@@ -7,32 +7,24 @@ from __future__ import annotations
 import io
 import json
 import threading
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
-import yaml
 
 from streamjobs.domain.clock import FakeClock, SystemClock
 from streamjobs.runner import standby
 from streamjobs.runner.__main__ import parse_args
 from streamjobs.runner.main import RunRequest, run
 from tests.spark.conftest import CollectingReporter
-from tests.spark.test_held_start import once_job
+from tests.spark.test_held_start import reporting_request
 
 
 def standby_request(tmp_path: Path, *, stop_file: Path | None = None) -> RunRequest:
-    manifest = tmp_path / "job.yaml"
-    manifest.write_text(yaml.safe_dump(once_job(tmp_path)))
-    token = tmp_path / "report-token"
-    token.write_text("unused: the test hands the run its reporter")
-    return RunRequest(
-        manifest=str(manifest),
-        checkpoint_root=(tmp_path / "checkpoints").as_uri(),
+    return replace(
+        reporting_request(tmp_path),
         application_id="app-standby",
-        report_url="http://127.0.0.1:9/unused",
-        report_token_file=str(token),
-        heartbeat_seconds=0.2,
         stop_file=str(stop_file) if stop_file else None,
         standby_promote_file=str(tmp_path / "promote.json"),
         standby_ready_file=str(tmp_path / "standby-ready.json"),
