@@ -7,7 +7,7 @@ import json
 import uuid
 
 import pytest
-from bench.latency_kafka import PacedProducer, create_topics, read_outputs
+from bench.latency_kafka import PacedProducer, create_topics, read_outputs, warm_up_broker
 from bench.latency_samples import kept, measured_latencies
 from confluent_kafka import OFFSET_BEGINNING, TIMESTAMP_LOG_APPEND_TIME, Consumer, TopicPartition
 from confluent_kafka import Producer as KafkaProducer
@@ -56,3 +56,8 @@ def test_records_paced_relayed_and_joined_by_the_brokers_clock(kafka_broker: Kaf
     assert latencies.missing == 0
     assert latencies.duplicates == 0
     assert all(output.output_appended_ms >= output.input_appended_ms for output in outputs)
+
+
+def test_broker_warm_up_reads_back_what_it_sends(kafka_broker: KafkaBroker) -> None:
+    read = warm_up_broker(kafka_broker.bootstrap_servers, seconds=1.5, rate=1_000)
+    assert read >= 500

@@ -22,6 +22,7 @@ PLAN = LatencyPlan(
     low_latency_modes=(DEFAULT,),
     warm_up_seconds=2,
     measure_seconds=4,
+    broker_warm_up_seconds=10,
 )
 
 
@@ -99,7 +100,7 @@ def test_the_markdown_says_what_the_clock_starts_and_stops_on_and_prints_every_r
 
 
 def test_runs_alternate_their_subjects_pair_by_pair() -> None:
-    plan = LatencyPlan((100,), (DEFAULT, CONTINUOUS), (DEFAULT,), 1, 1, repetitions=2)
+    plan = LatencyPlan((100,), (DEFAULT, CONTINUOUS), (DEFAULT,), 1, 1, 1, repetitions=2)
     order = [(mode.key, subject) for _, _, mode, subject in schedule(plan)]
     assert order[:5] == [
         ("default", STREAMJOBS),
