@@ -27,19 +27,14 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def session(master: str, settings: Sequence[str]) -> SparkSession:
-    builder = SparkSession.builder.master(master).appName("bench-baseline")
-    for setting in settings:
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    builder = SparkSession.builder.master(args.master).appName("bench-baseline")
+    for setting in args.conf:
         key, _, value = setting.partition("=")
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
-    return spark
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
-    spark = session(args.master, args.conf)
     orders = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", args.bootstrap_servers)

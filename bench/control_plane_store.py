@@ -4,10 +4,7 @@ and the supervisor's tick timed over every job running (a fake launcher and cloc
 
 from __future__ import annotations
 
-import statistics
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -16,6 +13,7 @@ from uuid import uuid4
 
 from sqlalchemy import insert, update
 
+from bench.processes import log
 from streamjobs.composition import Server, build_server
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import FakeClock
@@ -26,16 +24,21 @@ from streamjobs.launch.fake import FakeDriver, FakeLauncher
 from streamjobs.services.container import Services
 from streamjobs.settings import Settings
 from streamjobs.store.tables import ApplicationRow, JobRow
+from streamjobs.supervisor.loop import Supervisor
 
 ADMIN = Actor(Principal("admin", is_admin=True), source="bench")
-JOB_PREFIX = "bench-job-"
 APPLICATION_MINUTES = 10
-
-Log = Callable[[str], None]
-
-
-def job_name(index: int) -> str:
-    return f"{JOB_PREFIX}{index:05d}"
+FINISHED = {  # what every seeded application shares: it ran once, reported, and completed
+    "state": "COMPLETED",
+    "triggered_by": ADMIN.name,
+    "run_as": ADMIN.name,
+    "submission_attempts": 1,
+    "execution_attempts": 1,
+    "driver_state": "EXITED",
+    "exit_code": 0,
+    "latest": {"inputRowsPerSecond": 10.0, "processedRowsPerSecond": 10.0, "batchId": 119},
+    "version": 4,
+}
 
 
 def job_manifest(name: str) -> dict[str, Any]:
@@ -73,7 +76,6 @@ class Seeded:
     """What ``seed`` stored, and how long it took."""
 
     names: list[str]
-    token: str
     applications: int
     jobs_seconds: float
     applications_seconds: float
@@ -96,9 +98,7 @@ def open_store(home: Path, database_url: str, clock: FakeClock | None = None) ->
     )
 
 
-def seed(
-    home: Path, database_url: str, *, jobs: int, applications_per_job: int, log: Log
-) -> Seeded:
+def seed(home: Path, database_url: str, *, jobs: int, applications_per_job: int) -> Seeded:
     """Bootstrap the admin, create ``jobs`` jobs and ``applications_per_job`` finished
     applications of each; the admin's token is also written to ``home/admin-token``."""
     services = open_store(home, database_url).services
@@ -107,7 +107,7 @@ def seed(
         if token is None:
             raise RuntimeError(f"the store at {database_url} already has an admin")
         (home / "admin-token").write_text(token, encoding="utf-8")
-        names = [job_name(index) for index in range(jobs)]
+        names = [f"bench-job-{index:05d}" for index in range(jobs)]
         started = time.monotonic()
         for name in names:
             services.jobs.create(job_manifest(name), actor=ADMIN)
@@ -120,7 +120,7 @@ def seed(
         _settle(services)
     finally:
         services.store.close()
-    return Seeded(names, token, count, jobs_seconds, applications_seconds)
+    return Seeded(names, count, jobs_seconds, applications_seconds)
 
 
 def _settle(services: Services) -> None:
@@ -150,48 +150,30 @@ def _insert_applications(services: Services, names: list[str], per_job: int) -> 
             order = run * len(names) + job_index  # the jobs' runs interleave in time
             created = first + timedelta(minutes=APPLICATION_MINUTES * order)
             ended = created + timedelta(minutes=APPLICATION_MINUTES)
-            rows.append(_application_row(name, run, snapshot, created, ended))
+            rows.append(
+                {
+                    **FINISHED,
+                    "id": f"app-{uuid4().hex[:12]}",
+                    "name": f"{name}-{run}",
+                    "run_number": run,
+                    "job_name": name,
+                    "namespace": snapshot["metadata"].get("namespace", "default"),
+                    "bundle": snapshot["spec"].get("bundle", "default"),
+                    "tags": dict(snapshot["metadata"].get("tags") or {}),
+                    "spec": snapshot,
+                    "created_at": created,
+                    "running_since": created,
+                    "transition_time": ended,
+                    "last_update_time": ended,
+                    "last_heartbeat_at": ended,
+                }
+            )
     with services.store.engine.begin() as connection:
         connection.execute(insert(ApplicationRow.__table__), rows)
         connection.execute(
             update(JobRow.__table__).where(JobRow.name.in_(names)).values(status="COMPLETED")
         )
     return len(rows)
-
-
-def _application_row(
-    name: str, run: int, snapshot: dict[str, Any], created: datetime, ended: datetime
-) -> dict[str, Any]:
-    return {
-        "id": f"app-{uuid4().hex[:12]}",
-        "name": f"{name}-{run}",
-        "run_number": run,
-        "job_name": name,
-        "namespace": snapshot["metadata"].get("namespace", "default"),
-        "bundle": snapshot["spec"].get("bundle", "default"),
-        "tags": dict(snapshot["metadata"].get("tags") or {}),
-        "spec": snapshot,
-        "state": "COMPLETED",
-        "live_key": None,
-        "triggered_by": ADMIN.name,
-        "run_as": ADMIN.name,
-        "created_at": created,
-        "transition_time": ended,
-        "last_update_time": ended,
-        "submission_attempts": 1,
-        "execution_attempts": 1,
-        "restarts": 0,
-        "submission_failures": 0,
-        "execution_failures": 0,
-        "driver_state": "EXITED",
-        "executors_running": 0,
-        "executors_pending": 0,
-        "exit_code": 0,
-        "running_since": created,
-        "last_heartbeat_at": ended,
-        "latest": {"inputRowsPerSecond": 10.0, "processedRowsPerSecond": 10.0, "batchId": 119},
-        "version": 4,
-    }
 
 
 class IndexedFakeLauncher(FakeLauncher):
@@ -220,14 +202,8 @@ class Ticks:
     running_ms: float
     steady_ms: tuple[float, ...]
 
-    @property
-    def median_ms(self) -> float:
-        return statistics.median(self.steady_ms)
 
-
-def measure_ticks(
-    home: Path, database_url: str, names: list[str], *, ticks: int, log: Log
-) -> Ticks:
+def measure_ticks(home: Path, database_url: str, names: list[str], *, ticks: int) -> Ticks:
     """Run every named job and time the supervisor's ticks once all of them are RUNNING."""
     clock = FakeClock(datetime.now(UTC))
     server = open_store(home, database_url, clock)
@@ -240,8 +216,7 @@ def measure_ticks(
         for name in names:
             services.applications.run(name, actor=ADMIN)
         runs_seconds = time.monotonic() - started
-        with _timed() as submit:
-            supervisor.run_once()
+        submit_ms = _tick_ms(supervisor)
         if len(launcher.live) != len(names):
             raise RuntimeError(f"{len(launcher.live)} drivers started for {len(names)} jobs")
         for driver in launcher.drivers:
@@ -250,46 +225,29 @@ def measure_ticks(
             heartbeat = [{"sequence": 0, "type": "heartbeat"}]
             services.reports.receive(attempt.application_id, attempt.report_token, heartbeat)
         clock.advance(1)
-        with _timed() as running:
-            supervisor.run_once()
-        _check_running(services, len(names))
+        running_ms = _tick_ms(supervisor)
+        with services.store.transaction() as repos:
+            states = [application.state for application in repos.applications.supervised()]
+        if (running := states.count("RUNNING")) != len(names):
+            raise RuntimeError(f"{running} of {len(names)} applications RUNNING: {set(states)}")
         steady = []
         for _ in range(ticks):
             clock.advance(1)
-            with _timed() as tick:
-                actions = supervisor.run_once()
-            if actions:
-                raise RuntimeError(f"a steady tick acted: {actions[:3]}")
-            steady.append(tick())
+            steady.append(_tick_ms(supervisor, steady=True))
         log(
             f"figure 4: tick over {len(names):,} live applications: "
-            f"{', '.join(f'{ms:.0f}' for ms in steady)} ms (submitting them: {submit():.0f} ms)"
+            f"{', '.join(f'{ms:.0f}' for ms in steady)} ms (submitting them: {submit_ms:.0f} ms)"
         )
-        return Ticks(
-            live=len(names),
-            runs_seconds=runs_seconds,
-            submit_ms=submit(),
-            running_ms=running(),
-            steady_ms=tuple(steady),
-        )
+        return Ticks(len(names), runs_seconds, submit_ms, running_ms, tuple(steady))
     finally:
         services.store.close()
 
 
-def _check_running(services: Services, expected: int) -> None:
-    with services.store.transaction() as repos:
-        states = [application.state for application in repos.applications.supervised()]
-    running = sum(1 for state in states if state == "RUNNING")
-    if running != expected:
-        raise RuntimeError(f"{running} of {expected} applications RUNNING: {set(states)}")
-
-
-@contextmanager
-def _timed() -> Iterator[Callable[[], float]]:
-    """``with _timed() as took:`` ... ``took()`` is the block's wall time in ms."""
-    elapsed: list[float] = []
+def _tick_ms(supervisor: Supervisor, *, steady: bool = False) -> float:
+    """The wall time of one tick in ms; a steady tick must find nothing to do."""
     started = time.perf_counter()
-    try:
-        yield lambda: elapsed[0]
-    finally:
-        elapsed.append((time.perf_counter() - started) * 1000)
+    actions = supervisor.run_once()
+    took = (time.perf_counter() - started) * 1000
+    if steady and actions:
+        raise RuntimeError(f"a steady tick acted: {actions[:3]}")
+    return took

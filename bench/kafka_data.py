@@ -36,8 +36,6 @@ PRODUCER_SETTINGS = {
 class LoadedTopic:
     """A topic as loaded: how many records and bytes (values), and how long producing took."""
 
-    topic: str
-    partitions: int
     records: int
     value_bytes: int
     seconds: float
@@ -92,34 +90,24 @@ def load_topic(bootstrap_servers: str, topic: str, records: int, partitions: int
     for number in range(records):
         key, value = record(number)
         value_bytes += len(value)
-        _produce(producer, topic, key, value)
+        while True:  # wait for room when the producer's queue is full
+            try:
+                producer.produce(topic, value=value, key=key)
+                break
+            except BufferError:
+                producer.poll(0.05)
     if producer.flush(120) != 0:
         raise RuntimeError(f"records for topic {topic!r} were still unsent after 120 s")
     seconds = time.monotonic() - started
-    stored = stored_records(bootstrap_servers, topic, partitions)
-    if stored != records:
-        raise RuntimeError(f"topic {topic!r} holds {stored} records; {records} were produced")
-    return LoadedTopic(topic, partitions, records, value_bytes, seconds)
-
-
-def _produce(producer: Producer, topic: str, key: bytes, value: bytes) -> None:
-    """Produce one record, waiting for room when the producer's queue is full."""
-    while True:
-        try:
-            producer.produce(topic, value=value, key=key)
-            return
-        except BufferError:
-            producer.poll(0.05)
-
-
-def stored_records(bootstrap_servers: str, topic: str, partitions: int) -> int:
-    """How many records the topic's partitions hold (high minus low watermark)."""
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": "bench-count"})
-    try:
-        total = 0
-        for partition in range(partitions):
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
-            total += high - low
-        return total
+    try:  # what the partitions hold: high minus low watermark
+        watermarks = [
+            consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=30)
+            for partition in range(partitions)
+        ]
     finally:
         consumer.close()
+    stored = sum(high - low for low, high in watermarks)
+    if stored != records:
+        raise RuntimeError(f"topic {topic!r} holds {stored} records; {records} were produced")
+    return LoadedTopic(records, value_bytes, seconds)

@@ -37,7 +37,6 @@ class RouteLatency:
     """One route's requests in a load run: how many, how many failed, and percentiles in ms."""
 
     route: str
-    requests: int
     errors: int
     unanswered: int
     p50_ms: float
@@ -49,9 +48,8 @@ class RouteLatency:
 
 @dataclass(frozen=True)
 class LoadSummary:
-    """A load run summed up: the offered and achieved rates and each route's latencies."""
+    """A load run summed up: the rate achieved and each route's latencies."""
 
-    offered_rate: float
     achieved_rate: float
     requests: int
     errors: int
@@ -78,7 +76,7 @@ def percentile(values: Sequence[float], fraction: float) -> float:
     return ordered[below] + (ordered[above] - ordered[below]) * weight
 
 
-def summarise(requests: Iterable[Request], offered_rate: float) -> LoadSummary:
+def summarise(requests: Iterable[Request]) -> LoadSummary:
     """Percentiles per route (of every request) and the rate achieved (of the successful)."""
     every = list(requests)
     if not every:
@@ -89,7 +87,6 @@ def summarise(requests: Iterable[Request], offered_rate: float) -> LoadSummary:
     window = max(r.ended for r in every) - min(r.scheduled for r in every)
     lateness = [max(0.0, r.started - r.scheduled) for r in every]
     return LoadSummary(
-        offered_rate=offered_rate,
         achieved_rate=len(succeeded) / window if window > 0 else 0.0,
         requests=len(every),
         errors=len(every) - len(succeeded),
@@ -104,7 +101,6 @@ def _route(name: str, requests: list[Request]) -> RouteLatency:
     service = [request.service * 1000 for request in requests]
     return RouteLatency(
         route=name,
-        requests=len(requests),
         errors=sum(1 for request in requests if not request.ok),
         unanswered=sum(1 for request in requests if request.status == 0),
         p50_ms=percentile(latencies, 0.5),

@@ -1,171 +1,90 @@
-"""Read the bench's outputs with Spark for the figures' checks: one process serves a whole run
-(``python -m bench.output_reader``, asked over its stdin, answering on its stdout)."""
+"""Read the bench's outputs with Spark for the figures' checks, in a process of its own
+(``python -m bench.output_reader``, which prints its answer as a JSON line on stdout), so that
+the harness never holds a JVM of its own beside the subjects it times."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
-import signal
-import subprocess
 import sys
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from bench.processes import SubjectFailed, stderr_tail
+from bench.processes import HARNESS_PATH, SubjectFailed, run_subject
 
 ANSWER_SECONDS = 900.0
-REPOSITORY = Path(__file__).resolve().parent.parent
 
 
-class OutputReader:
-    """A running reader process (``serve``)."""
-
-    def __init__(self, conf: Mapping[str, str], directory: Path) -> None:
-        self.conf = dict(conf)
-        directory.mkdir(parents=True, exist_ok=True)
-        self._stderr = directory / "read-outputs.err"
-        command = [
-            sys.executable,
-            "-m",
-            "bench.output_reader",
-            *(f"--conf={key}={value}" for key, value in self.conf.items()),
-        ]
-        environment = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
-        with self._stderr.open("wb") as err:
-            self._process = subprocess.Popen(
-                command,
-                cwd=directory,
-                env=environment,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=err,
-                text=True,
-                start_new_session=True,
-            )
-
-    def serves(self, conf: Mapping[str, str]) -> bool:
-        """Whether this reader runs with every one of ``conf``'s settings."""
-        return self._process.poll() is None and all(
-            self.conf.get(key) == value for key, value in conf.items()
-        )
-
-    def count(self, data_format: str, paths: Sequence[Path]) -> dict[str, int]:
-        """Rows of each output (``parquet`` or ``delta``), by path."""
-        return self._ask({"count": data_format, "paths": [str(path) for path in paths]})
-
-    def values(self, column: str, paths: Sequence[Path]) -> dict[str, list[Any]]:
-        """Every row's ``column`` in each Parquet output, by path."""
-        return self._ask({"values": column, "paths": [str(path) for path in paths]})
-
-    def close(self) -> None:
-        if self._process.stdin:
-            with contextlib.suppress(BrokenPipeError):
-                self._process.stdin.close()
-        try:
-            self._process.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            self._kill()
-            self._process.wait()
-
-    def _kill(self) -> None:
-        """SIGKILL to the reader's whole process group: its Python process and its JVM."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self._process.pid, signal.SIGKILL)
-
-    def _ask(self, request: dict[str, Any]) -> Any:
-        process = self._process
-        assert process.stdin is not None
-        assert process.stdout is not None
-        try:
-            process.stdin.write(json.dumps(request) + "\n")
-            process.stdin.flush()
-        except BrokenPipeError:
-            raise SubjectFailed(f"the output reader is gone\n{stderr_tail(self._stderr)}") from None
-        watchdog = threading.Timer(ANSWER_SECONDS, self._kill)
-        watchdog.start()
-        try:
-            for line in process.stdout:
-                if line.startswith("{"):
-                    reply = json.loads(line)
-                    if "error" in reply:
-                        raise SubjectFailed(f"reading {request['paths']}: {reply['error']}")
-                    return reply["answer"]
-        finally:
-            watchdog.cancel()
-        raise SubjectFailed(
-            f"the output reader exited (or gave no answer in {ANSWER_SECONDS:.0f} s)\n"
-            f"{stderr_tail(self._stderr)}"
-        )
+def count_rows(
+    data_format: str, paths: Sequence[Path], conf: Mapping[str, str], directory: Path
+) -> dict[str, int]:
+    """Rows of each output (``parquet`` or ``delta``), by path, read with the settings ``conf``
+    (connector jars...)."""
+    return _ask({"count": data_format, "paths": [str(path) for path in paths]}, conf, directory)
 
 
-_shared: OutputReader | None = None
+def column_values(column: str, paths: Sequence[Path], directory: Path) -> dict[str, list[Any]]:
+    """Every row's ``column`` in each Parquet output, by path."""
+    return _ask({"values": column, "paths": [str(path) for path in paths]}, {}, directory)
 
 
-def shared_reader(conf: Mapping[str, str], directory: Path) -> OutputReader:
-    """The bench run's reader, started again if it lacks one of ``conf``'s settings."""
-    global _shared
-    if _shared is None or not _shared.serves(conf):
-        close_shared_reader()
-        _shared = OutputReader(conf, directory)
-    return _shared
+def _ask(request: dict[str, Any], conf: Mapping[str, str], directory: Path) -> Any:
+    directory.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "bench.output_reader", json.dumps(request)]
+    command += [f"--conf={key}={value}" for key, value in conf.items()]
+    run_subject(
+        "read-outputs",
+        command,
+        directory=directory,
+        environment=HARNESS_PATH,
+        timeout=ANSWER_SECONDS,
+    )
+    lines = (directory / "read-outputs.out").read_text(encoding="utf-8").splitlines()
+    reply = json.loads([line for line in lines if line.startswith("{")][-1])
+    if "error" in reply:
+        raise SubjectFailed(f"reading {request['paths']}: {reply['error']}")
+    return reply["answer"]
 
 
-def close_shared_reader() -> None:
-    global _shared
-    if _shared is not None:
-        _shared.close()
-        _shared = None
-
-
-QUIET_JVM = "-XX:TieredStopAtLevel=1"
-
-
-def serve(argv: Sequence[str] | None = None) -> int:
-    """The reader process: one JSON request a line on stdin, one JSON answer a line on stdout."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--conf", action="append", default=[], help="a Spark setting key=value")
-    args = parser.parse_args(argv)
-    settings = {
-        "spark.master": "local[2]",
-        "spark.app.name": "bench-read-outputs",
-        "spark.ui.enabled": "false",
-        "spark.driver.extraJavaOptions": QUIET_JVM,
-    }
-    settings.update(setting.partition("=")[::2] for setting in args.conf)
-    for line in sys.stdin:
-        if line.strip():
-            print(json.dumps(answer(json.loads(line), settings)), flush=True)
-    return 0
-
-
-def answer(request: dict[str, Any], settings: dict[str, str]) -> dict[str, Any]:
+def main(argv: Sequence[str] | None = None) -> int:
+    """The reader process: answers one request, given as JSON."""
     from pyspark.sql import SparkSession  # only the reader process loads Spark
 
-    builder = SparkSession.builder
-    for key, value in settings.items():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("request", help='{"count": format or "values": column, "paths": [...]}')
+    parser.add_argument("--conf", action="append", default=[], help="a Spark setting key=value")
+    args = parser.parse_args(argv)
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName("bench-read-outputs")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+    )
+    for setting in args.conf:
+        key, _, value = setting.partition("=")
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    request = json.loads(args.request)
+    answer: dict[str, Any]
     try:
         if "count" in request:
             reader = spark.read.format(request["count"])
-            return {"answer": {path: reader.load(path).count() for path in request["paths"]}}
-        column = request["values"]
-        return {
-            "answer": {
+            answer = {path: reader.load(path).count() for path in request["paths"]}
+        else:
+            column = request["values"]
+            answer = {
                 path: [row[0] for row in spark.read.parquet(path).select(column).collect()]
                 for path in request["paths"]
             }
-        }
-    except Exception as error:  # any failure is the answer; the process serves the next
-        return {"error": f"{type(error).__name__}: {error}"}
-    finally:
-        spark.stop()
+        reply: dict[str, Any] = {"answer": answer}
+    except Exception as error:  # any failure is the answer, to quote where the check was made
+        reply = {"error": f"{type(error).__name__}: {error}"}
+    print(json.dumps(reply), flush=True)
+    spark.stop()
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(serve())
+    sys.exit(main())

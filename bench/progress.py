@@ -1,15 +1,16 @@
-"""Read Structured Streaming progress reports and time the processing they describe."""
+"""What a Spark query run reported: its progress reports, which time the processing they
+describe, and its event log, whose task CPU time figure 1 divides records by (less sensitive than
+wall time to a busy machine)."""
 
 from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
-
-Progress = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -32,24 +33,28 @@ class ProcessingWindow:
         return self.records / self.seconds if self.seconds > 0 else 0.0
 
 
-def read_progress(path: Path, query_name: str | None = None) -> list[Progress]:
-    """The progress reports in a JSON-lines file (of one query, when named), other lines skipped."""
-    reports = []
+def runner_events(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects among a subject's stdout lines (the runner's events), others skipped."""
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        event = _json_object(line)
-        if event is None or event.get("type") != "progress":
-            continue
-        progress = event["progress"]
-        if query_name is None or progress.get("name") == query_name:
-            reports.append(progress)
-    return reports
+        if line.startswith("{"):
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(event, dict):
+                yield event
 
 
-def processing_window(reports: list[Progress]) -> ProcessingWindow:
-    """The window the reports cover; ValueError when there are none."""
+def processing_window(stdout: Path) -> ProcessingWindow:
+    """The window the progress reports among a subject's stdout lines cover; ValueError when
+    there are none."""
+    events = runner_events(stdout)
+    reports = [event["progress"] for event in events if event.get("type") == "progress"]
     if not reports:
         raise ValueError("no progress reports: the query ran no micro-batch")
-    starts = [_parse_time(report["timestamp"]) for report in reports]
+    starts = [
+        datetime.fromisoformat(report["timestamp"].replace("Z", "+00:00")) for report in reports
+    ]
     ends = [
         start + timedelta(milliseconds=report["durationMs"].get("triggerExecution", 0))
         for start, report in zip(starts, reports, strict=True)
@@ -68,15 +73,14 @@ def processing_window(reports: list[Progress]) -> ProcessingWindow:
     )
 
 
-def _parse_time(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
-
-
-def _json_object(line: str) -> dict[str, Any] | None:
-    if not line.startswith("{"):
-        return None
-    try:
-        value = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
+def task_cpu_seconds(event_log: Path) -> float:
+    """Executor CPU time of every task in the event log files under ``event_log``."""
+    nanos = 0
+    for path in sorted(p for p in event_log.rglob("*") if p.is_file()):
+        if path.name.startswith("."):
+            continue
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            event = json.loads(line)
+            if event.get("Event") == "SparkListenerTaskEnd":
+                nanos += (event.get("Task Metrics") or {}).get("Executor CPU Time", 0)
+    return nanos / 1e9

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -14,8 +12,7 @@ from typing import Any
 
 import yaml
 
-from bench.processes import group_alive, start
-from bench.run_directory import RunDirectory
+from bench.processes import RunPaths, signal_group, start, wait_until_gone
 from streamjobs.launch.base import AttemptSpec, NodeSize
 from streamjobs.launch.command import (
     DriverCommand,
@@ -32,6 +29,7 @@ OUTPUT = "even_ticks"
 TRIGGER = "1 second"
 SMALL = NodeSize(cores=1, memory_mb=1024)
 POLL_SECONDS = 0.05
+TIMEOUT_SECONDS = 300.0
 
 
 def keeps(value: int) -> bool:
@@ -39,7 +37,7 @@ def keeps(value: int) -> bool:
     return value % 2 == 0
 
 
-class RatePaths(RunDirectory):
+class RatePaths(RunPaths):
     @property
     def commits(self) -> Path:
         return self.checkpoint / OUTPUT / "commits"
@@ -104,19 +102,10 @@ def start_bare(command: DriverCommand, paths: RatePaths, name: str) -> subproces
 def kill_group(process: subprocess.Popen[bytes], *, wait_for_all: bool = True) -> None:
     """SIGKILL the process's group and wait for the process (``spark-submit`` execs the JVM, so
     that is when a shell running it would go on), then, unless told not to, for the whole group."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+    signal_group(process.pid)
     process.wait(timeout=60)
     if wait_for_all:
         wait_until_gone(process.pid)
-
-
-def wait_until_gone(group: int, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while group_alive(group):
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"process group {group} still alive {timeout:g} s after SIGKILL")
-        time.sleep(POLL_SECONDS)
 
 
 def commit_ids(commits: Path) -> list[int]:
@@ -128,12 +117,6 @@ def commit_ids(commits: Path) -> list[int]:
     return sorted(int(name) for name in names if name.isdigit())
 
 
-def last_commit(commits: Path) -> int:
-    """The highest committed batch id, -1 when none is."""
-    ids = commit_ids(commits)
-    return ids[-1] if ids else -1
-
-
 @dataclass(frozen=True)
 class Commit:
     batch: int
@@ -141,7 +124,11 @@ class Commit:
 
 
 def wait_for_commit(
-    commits: Path, *, after: int, timeout: float, alive: Callable[[], bool] = lambda: True
+    commits: Path,
+    *,
+    after: int,
+    timeout: float = TIMEOUT_SECONDS,
+    alive: Callable[[], bool] = lambda: True,
 ) -> Commit:
     """The first commit of a batch id above ``after``; RuntimeError after ``timeout`` seconds
     or as soon as ``alive()`` says the subject is gone."""

@@ -1,19 +1,30 @@
-"""Write ``REPORT.md`` and one PNG chart per figure from the figures' results."""
+"""Write ``REPORT.md`` and one PNG chart per figure from the figures' results, with the machine
+they ran on: cores, memory, CPU and its speed, Java, Spark, Python, load, commit."""
 
 from __future__ import annotations
 
+import os
+import platform
+import subprocess
+import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
 import matplotlib
+import pyspark
 
 matplotlib.use("Agg")  # files only, no display
 
 import matplotlib.pyplot as plt  # after matplotlib.use
 from matplotlib.ticker import StrMethodFormatter
 
-from bench.machine import Machine
 from bench.results import Comparison, FigureResult, Measurement, Spread
+
+SPEED_CHECK_ADDITIONS = 1_000_000
+SPEED_CHECK = f"CPU speed check: {SPEED_CHECK_ADDITIONS:,} additions in a Python loop, best of 5"
+
+Machine = dict[str, str]  # the machine table's rows: what, and its value
 
 CANDIDATE_COLOUR = "#1f77b4"
 BASELINE_COLOUR = "#9a9a9a"
@@ -53,7 +64,7 @@ def render(
         "that ratio within each repetition. A verdict is 'not conclusive' when some repetitions "
         "meet the target and others miss it."
         + (ABSOLUTE_NOTE if any(figure.measurements for figure in figures) else ""),
-        "## Machine\n\n" + machine.markdown(),
+        "## Machine\n\n" + table(["", ""], list(machine.items())),
         "## Summary\n\n" + summary_table(figures),
         *(figure_section(figure) for figure in figures),
     ]
@@ -218,3 +229,69 @@ def _draw_measurements(axis: plt.Axes, metric: str, items: Sequence[Measurement]
     axis.set_title(metric, fontsize=10)
     axis.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     axis.margins(x=0.15)
+
+
+def describe_machine(repository: Path) -> Machine:
+    """The facts REPORT.md states about where and when it was measured, row by row."""
+    memory_kib = int((_field("/proc/meminfo", "MemTotal") or "0").split()[0])
+    load = " ".join(_read("/proc/loadavg").split()[:3]) or "unknown"
+    return {
+        "date (UTC)": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
+        "cores": str(os.cpu_count() or 0),
+        "memory": f"{memory_kib / 1024 / 1024:.1f} GiB",
+        "CPU": _field("/proc/cpuinfo", "model name") or platform.processor() or "unknown",
+        "OS": f"{platform.system()} {platform.release()}",
+        "Java": _java_version(),
+        "Spark (pyspark)": pyspark.__version__,
+        "Python": platform.python_version(),
+        "load average at start (1, 5, 15 min)": load,
+        SPEED_CHECK: f"{speed_check_ms():.0f} ms",
+        "streamjobs commit": _commit(repository),
+    }
+
+
+def speed_check_ms(repetitions: int = 5) -> float:
+    """The best of ``repetitions`` timings of the same loop of additions, in milliseconds."""
+    best = float("inf")
+    for _ in range(repetitions):
+        started = time.perf_counter()
+        total = 0
+        for number in range(SPEED_CHECK_ADDITIONS):
+            total += number
+        best = min(best, time.perf_counter() - started)
+    return best * 1000
+
+
+def _field(path: str, name: str) -> str | None:
+    """The value of the first ``name: value`` line of a /proc file."""
+    for line in _read(path).splitlines():
+        if line.startswith(name):
+            return line.split(":", 1)[1].strip()
+    return None
+
+
+def _java_version() -> str:
+    try:
+        shown = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return "not found"
+    lines = shown.stderr.strip().splitlines()
+    return lines[0] if lines else "unknown"
+
+
+def _commit(repository: Path) -> str:
+    def git(*arguments: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(repository), *arguments], capture_output=True, text=True
+        )
+        return done.stdout.strip()
+
+    commit = git("rev-parse", "--short", "HEAD") or "unknown"
+    return f"{commit} (with uncommitted changes)" if git("status", "--porcelain") else commit
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""

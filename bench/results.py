@@ -17,8 +17,6 @@ class Spread:
 
     @classmethod
     def of(cls, samples: Sequence[float]) -> Spread:
-        if not samples:
-            raise ValueError("no samples")
         return cls(statistics.median(samples), min(samples), max(samples))
 
 
@@ -32,19 +30,14 @@ class Target:
     difference: bool = False
 
     def measure(self, candidate: float, baseline: float) -> float:
-        """What the bound applies to: candidate / baseline, or candidate - baseline."""
         return candidate - baseline if self.difference else candidate / baseline
 
     def met(self, value: float) -> bool:
         return value >= self.threshold if self.at_least else value <= self.threshold
 
     def describe(self) -> str:
-        sign = "≥" if self.at_least else "≤"
-        return (
-            f"{sign} baseline {self.threshold:+g}"
-            if self.difference
-            else f"{sign} {self.threshold:g}"
-        )
+        bound = f"baseline {self.threshold:+g}" if self.difference else f"{self.threshold:g}"
+        return f"{'≥' if self.at_least else '≤'} {bound}"
 
 
 @dataclass(frozen=True)
@@ -69,7 +62,6 @@ class Comparison:
 
     @property
     def ratio(self) -> float:
-        """Candidate median / baseline median: what the target is checked on."""
         return self.candidate_spread.median / self.baseline_spread.median
 
     @property
@@ -80,7 +72,6 @@ class Comparison:
 
     @property
     def difference(self) -> float:
-        """Candidate median - baseline median, in the metric's unit."""
         return self.candidate_spread.median - self.baseline_spread.median
 
     @property
@@ -92,8 +83,7 @@ class Comparison:
 
     @property
     def conclusive(self) -> bool:
-        """Whether every repetition's own ratio (or difference) falls on the same side of the
-        target."""
+        """Whether every repetition's own pair falls on the same side of the target."""
         if self.target is None:
             return True
         pairs = zip(self.candidate, self.baseline, strict=True)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +25,6 @@ class TreeMemory:
 
     samples: tuple[Mapping[str, int], ...]
     high_water: Mapping[str, int]
-    seconds: float
 
     def peak_mib(self, *kinds: str) -> float:
         """The highest sample of the kinds' processes together, in MiB."""
@@ -59,7 +57,6 @@ class MemorySampler:
     """Called with the subject's process at every tick of ``run_subject``'s wait."""
 
     def __init__(self) -> None:
-        self.started = time.monotonic()
         self.samples: list[dict[str, int]] = []
         self._watched: dict[int, psutil.Process] = {}
         self._high_water: dict[str, int] = dict.fromkeys(KINDS, 0)
@@ -87,8 +84,7 @@ class MemorySampler:
             self.samples.append(rss)
 
     def memory(self) -> TreeMemory:
-        seconds = time.monotonic() - self.started
-        return TreeMemory(tuple(self.samples), dict(self._high_water), seconds)
+        return TreeMemory(tuple(self.samples), dict(self._high_water))
 
     def _unexeced_fork(self, process: psutil.Process, command: list[str]) -> bool:
         try:

@@ -9,7 +9,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,11 +17,13 @@ from typing import Any
 import httpx
 import psutil
 
+from bench.processes import signal_group, start
 from streamjobs.launch.ports import free_loopback_port
 
 STREAMJOBS = (sys.executable, "-m", "streamjobs.cli")
 START_SECONDS = 90.0
 POLL_SECONDS = 0.2
+TIMEOUT_SECONDS = 300.0
 MIB = 1024 * 1024
 ENDED = frozenset({"COMPLETED", "FAILED", "ABORTED", "STOPPED"})
 
@@ -42,20 +44,19 @@ class ServerProcess:
         port = free_loopback_port()
         self.url = f"http://127.0.0.1:{port}"
         self.environment = {
-            **os.environ,
             "STREAMJOBS_HOME": str(home),
             "STREAMJOBS_PORT": str(port),
             "STREAMJOBS_DATABASE_URL": database_url,
             "STREAMJOBS_SUPERVISOR": "true" if supervisor else "false",
             "STREAMJOBS_DEFAULT_DATA_ROOTS": json.dumps([root.as_uri() for root in data_roots]),
         }
-        self._process: subprocess.Popen[bytes] | None = None
+        self.process: subprocess.Popen[bytes] | None = None
 
     @property
     def pid(self) -> int:
-        if self._process is None:
+        if self.process is None:
             raise RuntimeError("the server is not started")
-        return self._process.pid
+        return self.process.pid
 
     def rss_mib(self) -> float:
         return float(psutil.Process(self.pid).memory_info().rss) / MIB
@@ -70,49 +71,35 @@ class ServerProcess:
     def start(self) -> None:
         """Start the server and return once it answers; RuntimeError (and stopped) if it exits
         first or does not answer within ``START_SECONDS``."""
-        started = time.monotonic()
+        deadline = time.monotonic() + START_SECONDS
         self.home.mkdir(parents=True, exist_ok=True)
-        with (
-            (self.home / "server.out").open("wb") as out,
-            (self.home / "server.err").open("wb") as err,
-        ):
-            self._process = subprocess.Popen(
-                [*STREAMJOBS, "server"],
-                env=self.environment,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=err,
-                start_new_session=True,
-            )
+        out, err = self.home / "server.out", self.home / "server.err"
+        self.process = process = start(
+            [*STREAMJOBS, "server"], self.home, self.environment, out, err
+        )
         try:
-            self._wait_until_healthy(started)
+            while process.poll() is None:
+                with contextlib.suppress(httpx.HTTPError):
+                    if httpx.get(f"{self.url}/healthz", timeout=5).is_success:
+                        return
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the server did not answer within {START_SECONDS:g} s")
+                time.sleep(0.1)
+            tail = err.read_text(errors="replace")[-2000:]
+            raise RuntimeError(f"the server exited with {process.returncode}:\n{tail}")
         except BaseException:
             self.stop()
             raise
 
     def stop(self) -> None:
-        if self._process is None or self._process.poll() is not None:
+        if self.process is None or self.process.poll() is not None:
             return
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self._process.pid, signal.SIGTERM)
+        signal_group(self.process.pid, signal.SIGTERM)
         try:
-            self._process.wait(timeout=15)
+            self.process.wait(timeout=15)
         except subprocess.TimeoutExpired:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self._process.pid, signal.SIGKILL)
-            self._process.wait(timeout=30)
-
-    def _wait_until_healthy(self, started: float) -> None:
-        assert self._process is not None
-        while time.monotonic() - started < START_SECONDS:
-            if self._process.poll() is not None:
-                tail = (self.home / "server.err").read_text(errors="replace")[-2000:]
-                raise RuntimeError(f"the server exited with {self._process.returncode}:\n{tail}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{self.url}/healthz", timeout=5).is_success:
-                    return
-            time.sleep(0.1)
-        raise RuntimeError(f"the server did not answer within {START_SECONDS:g} s")
+            signal_group(self.process.pid)
+            self.process.wait(timeout=30)
 
 
 class BenchServer(ServerProcess):
@@ -127,13 +114,9 @@ class BenchServer(ServerProcess):
 
     def __enter__(self) -> BenchServer:
         self.home.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [*STREAMJOBS, "admin", "bootstrap"],
-            env=self.environment,
-            capture_output=True,
-            check=True,
-            timeout=120,
-        )
+        bootstrap = [*STREAMJOBS, "admin", "bootstrap"]
+        environment = {**os.environ, **self.environment}
+        subprocess.run(bootstrap, env=environment, capture_output=True, check=True, timeout=120)
         token = (self.home / "admin-token").read_text(encoding="utf-8").strip()
         self.start()
         headers = {"Authorization": f"Bearer {token}"}
@@ -161,34 +144,33 @@ class BenchServer(ServerProcess):
         self.call("PUT", f"/jobs/{name}", json=manifest)
         return str(self.call("POST", f"/jobs/{name}/run")["id"])
 
-    def application(self, application: str) -> dict[str, Any]:
-        document: dict[str, Any] = self.call("GET", f"/applications/{application}")
-        return document
-
-    def wait_for(self, application: str, ready: Any, what: str, timeout: float) -> float:
-        """Poll the application until ``ready(document)``; when that was seen (epoch seconds).
-        RuntimeError if it ends first or after ``timeout``."""
+    def wait_for(
+        self,
+        application: str,
+        ready: Callable[[dict[str, Any]], bool],
+        what: str,
+        timeout: float = TIMEOUT_SECONDS,
+    ) -> dict[str, Any]:
+        """Poll the application until ``ready(document)``; that document. RuntimeError if it
+        ends first or after ``timeout``."""
         deadline = time.monotonic() + timeout
-        while True:
-            document = self.application(application)
-            if ready(document):
-                return time.time()
+        document: dict[str, Any]
+        while not ready(document := self.call("GET", f"/applications/{application}")):
             if document["state"] in ENDED:
                 raise RuntimeError(f"application {application} ended {document['state']}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"application {application}: not {what} after {timeout:g} s")
             time.sleep(POLL_SECONDS)
+        return document
 
     def drivers(self) -> list[psutil.Process]:
         """The live driver wrappers of this server's supervisor (the standby's included)."""
-        found = []
-        for process in psutil.process_iter(["cmdline"]):
-            cmdline = process.info["cmdline"] or []
-            if "streamjobs.launch.wrapper" in cmdline and any(
-                str(self.home) in part for part in cmdline
-            ):
-                found.append(process)
-        return found
+        return [
+            process
+            for process in psutil.process_iter(["cmdline"])
+            if "streamjobs.launch.wrapper" in (cmdline := process.info["cmdline"] or [])
+            and any(str(self.home) in part for part in cmdline)
+        ]
 
     def active_driver(self, standby_pid: int | None = None) -> psutil.Process:
         """The one live wrapper whose process tree does not hold ``standby_pid``."""
@@ -215,14 +197,11 @@ class BenchServer(ServerProcess):
 
     def kill_drivers(self) -> None:
         for wrapper in self.drivers():
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(wrapper.pid, signal.SIGKILL)
+            signal_group(wrapper.pid)
 
 
-def epoch_seconds(timestamp: str | None) -> float | None:
+def epoch_seconds(timestamp: str) -> float:
     """An API timestamp (ISO 8601; UTC when it names no zone) as seconds since the epoch."""
-    if timestamp is None:
-        return None
     moment = datetime.fromisoformat(timestamp)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)

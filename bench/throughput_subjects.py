@@ -5,12 +5,11 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import yaml
 
 from bench import kafka_data
-from bench.run_directory import RunDirectory
+from bench.processes import RunPaths as RunPaths  # figure 6 imports it from here
 from streamjobs.domain.spark_conf import local_cores, session_conf
 from streamjobs.runner.main import load_job
 from streamjobs.runner.session import MAVEN_REPOSITORY
@@ -49,21 +48,13 @@ class ThroughputPlan:
         return [sink for sink, _ in self.sinks]
 
 
-class RunPaths(RunDirectory):
-    """Where one run keeps its manifest, output, checkpoint, event log and process output."""
-
-    @property
-    def event_log(self) -> Path:
-        return self.directory / "eventlog"
-
-
-def job_manifest(paths: RunPaths, sink: str, plan: ThroughputPlan) -> dict[str, Any]:
+def write_manifest(paths: RunPaths, sink: str, plan: ThroughputPlan) -> None:
     """The streamjobs manifest of the figure's pipeline, writing into ``paths``."""
     kafka_options = {
         "startingOffsets": "earliest",
         "maxOffsetsPerTrigger": plan.max_offsets_per_trigger,
     }
-    return {
+    manifest = {
         "apiVersion": "streamjobs.io/v1",
         "kind": "StreamingJob",
         "metadata": {"name": JOB},
@@ -87,24 +78,17 @@ def job_manifest(paths: RunPaths, sink: str, plan: ThroughputPlan) -> dict[str, 
                 "steps": [{"sequence": [{"name": OUTPUT, "sql": SQL}]}],
                 "outputs": [{"name": OUTPUT, "format": sink, "path": str(paths.output)}],
             },
-            "configuration": {"sparkConf": event_log_conf(paths)},
+            "configuration": {  # the harness's only addition: an event log, in one file
+                "sparkConf": {
+                    "spark.eventLog.enabled": "true",
+                    "spark.eventLog.dir": paths.event_log.as_uri(),
+                    "spark.eventLog.compress": "false",
+                    "spark.eventLog.rolling.enabled": "false",
+                }
+            },
             "processing": {"guarantee": "EXACTLY_ONCE"},
         },
     }
-
-
-def event_log_conf(paths: RunPaths) -> dict[str, str]:
-    """What the harness adds to both subjects' settings: an event log of the run, in one file."""
-    return {
-        "spark.eventLog.enabled": "true",
-        "spark.eventLog.dir": paths.event_log.as_uri(),
-        "spark.eventLog.compress": "false",
-        "spark.eventLog.rolling.enabled": "false",
-    }
-
-
-def write_manifest(paths: RunPaths, sink: str, plan: ThroughputPlan) -> None:
-    manifest = job_manifest(paths, sink, plan)
     paths.manifest.write_text(yaml.safe_dump(manifest, sort_keys=False), encoding="utf-8")
 
 

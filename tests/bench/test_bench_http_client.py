@@ -1,5 +1,5 @@
-"""bench/http_client.py against a real HTTP/1.1 server: status codes, bodies sent and read
-(``Content-Length`` and chunked), keep-alive, a server that closes, a request given up."""
+"""The load generator's HTTP client against a real HTTP/1.1 server: status codes, bodies sent and
+read (``Content-Length`` and chunked), keep-alive, a server that closes, a request given up."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import ClassVar
 
 import pytest
-from bench.http_client import Client, HttpError
+from bench.load_generator import Client, HttpError
 
 from streamjobs.launch.ports import free_loopback_port
 from tests.event_loops import run_apart

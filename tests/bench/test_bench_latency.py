@@ -51,7 +51,7 @@ def request(
 
 class TestSummarise:
     def test_latency_counts_from_the_scheduled_start_and_service_from_the_real_one(self) -> None:
-        summary = summarise([request("a", 0.0, 0.010, late=0.040)], offered_rate=1)
+        summary = summarise([request("a", 0.0, 0.010, late=0.040)])
         route = summary.route("a")
         assert route.p50_ms == pytest.approx(50.0)
         assert route.service_p50_ms == pytest.approx(10.0)
@@ -61,7 +61,7 @@ class TestSummarise:
         requests = [request("b", i / 10, 0.002) for i in range(10)] + [
             request("a", i / 10 + 0.05, 0.020) for i in range(10)
         ]
-        summary = summarise(requests, offered_rate=20)
+        summary = summarise(requests)
         assert [route.route for route in summary.routes] == ["b", "a"]
         assert summary.route("b").p99_ms == pytest.approx(2.0)
         assert summary.route("a").p50_ms == pytest.approx(20.0)
@@ -73,7 +73,7 @@ class TestSummarise:
             request("a", 0.1, 0.030, status=500),
             request("a", 0.2, 5.0, status=0),  # given up after 5 s
         ]
-        summary = summarise(requests, offered_rate=10)
+        summary = summarise(requests)
         assert (summary.errors, summary.unanswered) == (2, 1)
         route = summary.route("a")
         assert (route.errors, route.unanswered) == (2, 1)
@@ -84,13 +84,12 @@ class TestSummarise:
     def test_achieved_rate_is_successes_over_first_schedule_to_last_answer(self) -> None:
         requests = [request("a", i * 0.5, 0.5) for i in range(4)]  # 0 .. 2.0 s
         requests.append(request("a", 2.0, 0.1, status=503))
-        summary = summarise(requests, offered_rate=2)
+        summary = summarise(requests)
         assert summary.achieved_rate == pytest.approx(4 / 2.1)
-        assert summary.offered_rate == 2
 
     def test_refuses_a_run_without_requests(self) -> None:
         with pytest.raises(ValueError, match="no requests"):
-            summarise([], offered_rate=1)
+            summarise([])
 
 
 def plan(**changes: object) -> Plan:

@@ -39,7 +39,6 @@ class TestMemorySampling:
                 {JVM: 200 * mib, PYTHON: 60 * mib, OTHER: 0},
             ),
             high_water={JVM: 310 * mib, PYTHON: 61 * mib, OTHER: 5 * mib},
-            seconds=0.3,
         )
         assert memory.peak_mib(JVM) == 300
         assert memory.peak_mib(PYTHON) == 60

@@ -7,23 +7,24 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from bench.machine import Machine, speed_check_ms
-from bench.report import figure_section, measurement_groups, render, summary_table, write_report
+from bench.report import (
+    SPEED_CHECK,
+    Machine,
+    figure_section,
+    measurement_groups,
+    render,
+    speed_check_ms,
+    summary_table,
+    write_report,
+)
 from bench.results import Comparison, FigureResult, Limit, Measurement, Target
 
-MACHINE = Machine(
-    date="2026-01-01 00:00",
-    cores=2,
-    memory_gib=8.0,
-    cpu="test CPU",
-    os="Linux",
-    java="openjdk 17",
-    spark="4.1.4",
-    python="3.11",
-    load_average="0.1 0.1 0.1",
-    commit="abc1234",
-    speed_check_ms=80.0,
-)
+MACHINE: Machine = {
+    "cores": "2",
+    "CPU": "test CPU",
+    SPEED_CHECK: "80 ms",
+    "streamjobs commit": "a1",
+}
 
 
 class TestLimit:
@@ -155,9 +156,9 @@ class TestRendering:
 
 class TestMachine:
     def test_states_the_speed_check_beside_the_machines_facts(self) -> None:
-        table = MACHINE.markdown()
+        text = render([], MACHINE, command="c", minutes=1.0)
         assert "| CPU speed check: 1,000,000 additions in a Python loop, best of 5 | 80 ms |" in (
-            table
+            text
         )
 
     def test_the_speed_check_times_the_loop(self) -> None:

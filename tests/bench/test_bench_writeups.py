@@ -11,12 +11,13 @@ from bench.figure_control_plane import QUICK, SQLITE, Backend, Measured
 from bench.kafka_data import LoadedTopic
 from bench.latency import LoadSummary, Request, summarise
 from bench.load_generator import ROUTES
+from bench.processes import RunPaths
 from bench.progress import ProcessingWindow
 from bench.report import render
 from bench.rss import JVM, OTHER, PYTHON, TreeMemory
-from bench.throughput_subjects import BASELINE, STREAMJOBS, RunPaths
+from bench.throughput_subjects import BASELINE, STREAMJOBS
 
-from bench import control_plane_report, figure_throughput, throughput_report
+from bench import figure_control_plane, figure_throughput
 from tests.bench.test_bench_report import MACHINE
 
 MIB = 1024 * 1024
@@ -27,7 +28,7 @@ def load(took: float, rate: float = 50.0) -> LoadSummary:
         Request(ROUTES[i % len(ROUTES)], i / rate, i / rate, i / rate + took, 200)
         for i in range(int(rate * 2))
     ]
-    return summarise(requests, offered_rate=rate)
+    return summarise(requests)
 
 
 def ticks(ms: tuple[float, ...]) -> Ticks:
@@ -37,7 +38,7 @@ def ticks(ms: tuple[float, ...]) -> Ticks:
 def backend(took: float, tick_ms: tuple[float, ...], **changes: object) -> Backend:
     made = Backend(
         name=SQLITE,
-        seeded=Seeded(["a", "b"], "token", 20, 0.5, 0.1),
+        seeded=Seeded(["a", "b"], 20, 0.5, 0.1),
         loads=[load(took)],
         rss_mib=[150.0],
         load_averages=[1.0],
@@ -48,7 +49,7 @@ def backend(took: float, tick_ms: tuple[float, ...], **changes: object) -> Backe
 
 class TestControlPlane:
     def test_every_route_has_its_p99_checked_and_the_rate_tick_and_memory(self) -> None:
-        result = control_plane_report.figure_result(
+        result = figure_control_plane.figure_result(
             Measured(QUICK, [backend(0.010, (40.0, 50.0))], skipped={})
         )
         names = [item.name for item in result.measurements]
@@ -59,14 +60,14 @@ class TestControlPlane:
 
     def test_a_missed_limit_is_reported(self) -> None:
         slow = backend(0.200, (400.0, 420.0))
-        result = control_plane_report.figure_result(Measured(QUICK, [slow], skipped={}))
+        result = figure_control_plane.figure_result(Measured(QUICK, [slow], skipped={}))
         text = render([result], MACHINE, command="c", minutes=1.0)
         assert "| 4 | list jobs p99, SQLite (ms) | 200 [200-200] | — | — | < 50 ms | missed |" in (
             text
         )
 
     def test_a_store_not_measured_is_said(self) -> None:
-        result = control_plane_report.figure_result(
+        result = figure_control_plane.figure_result(
             Measured(QUICK, [backend(0.010, (40.0,))], skipped={"PostgreSQL": "not installed"})
         )
         assert "PostgreSQL was not measured: not installed." in result.notes
@@ -76,7 +77,6 @@ def memory(jvm: int, python: int) -> TreeMemory:
     return TreeMemory(
         samples=({JVM: jvm * MIB, PYTHON: python * MIB, OTHER: MIB},),
         high_water={JVM: jvm * MIB, PYTHON: python * MIB, OTHER: MIB},
-        seconds=30.0,
     )
 
 
@@ -107,10 +107,10 @@ class TestMemory:
             throughput_run(STREAMJOBS, "delta", 900, 90),
             throughput_run(BASELINE, "delta", 100, 10),
         ]
-        topic = LoadedTopic("orders", 2, 1000, 200_000, 1.0)
+        topic = LoadedTopic(1000, 200_000, 1.0)
         plan = replace(figure_throughput.QUICK, sinks=(("parquet", 1), ("delta", 1)))
         measured = figure_throughput.Measured(plan, topic, runs, 500, warm_up=1000.0)
-        result = throughput_report.memory_result(measured)
+        result = figure_throughput.memory_result(measured)
         jvm, python, both = result.comparisons
         assert (jvm.candidate, jvm.baseline) == ((500.0,), (400.0,))
         assert (python.candidate, python.baseline) == ((80.0,), (50.0,))
@@ -124,9 +124,9 @@ class TestThroughput:
     def test_compares_records_per_second_with_its_target_and_per_cpu_second(self) -> None:
         runs = [throughput_run(STREAMJOBS, "parquet", 500, 80)]
         runs.append(throughput_run(BASELINE, "parquet", 400, 50))
-        topic = LoadedTopic("orders", 2, 1000, 200_000, 1.0)
+        topic = LoadedTopic(1000, 200_000, 1.0)
         measured = figure_throughput.Measured(figure_throughput.QUICK, topic, runs, 500, 1000.0)
-        result = throughput_report.figure_result(measured)
+        result = figure_throughput.figure_result(measured)
         rate, per_cpu = result.comparisons
         assert (rate.candidate, rate.target) == ((100.0,), figure_throughput.TARGET)
         assert (per_cpu.candidate, per_cpu.target) == ((500.0,), None)
