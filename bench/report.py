@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+import textwrap
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -30,6 +31,8 @@ CANDIDATE_COLOUR = "#1f77b4"
 BASELINE_COLOUR = "#9a9a9a"
 MISSED_COLOUR = "#c62828"
 MET_COLOUR = "#2e7d32"
+CHART_COLUMNS = 4
+"""Panels per line of a chart (figure 6 has eleven)."""
 ABSOLUTE_NOTE = (
     " Measurements held to an absolute limit rather than a baseline give the median and min-max "
     "of their repetitions in the streamjobs column and are checked on that median."
@@ -160,14 +163,21 @@ def draw_chart(figure: FigureResult, path: Path) -> None:
     ratio with its verdict above each pair; then the measurements, one panel per unit."""
     groups = measurement_groups(figure.measurements)
     count = len(figure.comparisons) + len(groups)
-    rows = max((len(group) for group in groups.values()), default=0)
-    height = max(4.6, 0.32 * rows + 1.6)
-    fig, axes = plt.subplots(1, count, figsize=(4.2 * count + 1, height), squeeze=False)
-    for axis, item in zip(axes[0], figure.comparisons, strict=False):
+    columns = min(count, CHART_COLUMNS)
+    lines = -(-count // columns)
+    bars = max((len(group) for group in groups.values()), default=0)
+    height = max(4.6, 0.32 * bars + 1.6)
+    fig, grid = plt.subplots(
+        lines, columns, figsize=(4.2 * columns + 1, height * lines), squeeze=False
+    )
+    axes = [axis for line in grid for axis in line]
+    for axis, item in zip(axes, figure.comparisons, strict=False):
         _draw_comparison(axis, item)
-    panels = axes[0][len(figure.comparisons) :]
+    panels = axes[len(figure.comparisons) : count]
     for axis, (metric, items) in zip(panels, groups.items(), strict=True):
         _draw_measurements(axis, metric, items)
+    for axis in axes[count:]:
+        axis.set_visible(False)
     fig.suptitle(f"Figure {figure.number}. {figure.title}", fontsize=11)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
@@ -186,7 +196,7 @@ def _draw_comparison(axis: plt.Axes, item: Comparison) -> None:
         axis.scatter([position] * len(samples), samples, color="black", s=12, zorder=3)
     axis.set_xticks(range(len(series)), [label for label, _, _ in series], fontsize=8)
     axis.set_ylabel(item.metric)
-    axis.set_title(item.name, fontsize=10)
+    axis.set_title(textwrap.fill(item.name, 44), fontsize=10)
     axis.yaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
     axis.margins(y=0.2)
     verdict = _verdict(item)
@@ -223,7 +233,8 @@ def _draw_measurements(axis: plt.Axes, metric: str, items: Sequence[Measurement]
         axis.scatter(item.samples, [row] * len(item.samples), color="black", s=8, zorder=3)
         if item.limit is not None:
             axis.vlines(item.limit.threshold, row - 0.4, row + 0.4, colors="black", linestyles="--")
-    axis.set_yticks(range(len(items)), [f"{item.name}, {item.label}" for item in items], fontsize=7)
+    labels = [textwrap.fill(f"{item.name}, {item.label}", 32) for item in items]
+    axis.set_yticks(range(len(items)), labels, fontsize=7)
     axis.invert_yaxis()
     axis.set_xlabel(metric)
     axis.set_title(metric, fontsize=10)
