@@ -65,7 +65,7 @@ QUICK = LatencyPlan(
     low_latency_modes=(),
     warm_up_seconds=2,
     measure_seconds=4,
-    broker_warm_up_seconds=10,
+    broker_warm_up_seconds=5,
 )
 FULL = LatencyPlan(
     rates=(1_000, 10_000),
