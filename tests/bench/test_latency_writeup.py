@@ -111,4 +111,4 @@ def test_runs_alternate_their_subjects_pair_by_pair() -> None:
     ]
     assert len(order) == 10
     assert len(list(schedule(QUICK))) == 2
-    assert len(list(schedule(FULL))) == 2 * (4 * 2 + 1)
+    assert len(list(schedule(FULL))) == 3 * 2 * (4 * 2 + 1)
