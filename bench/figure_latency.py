@@ -101,7 +101,10 @@ def figure(quick: bool, work: Path) -> FigureResult:
 
 
 def schedule(plan: LatencyPlan) -> Iterator[tuple[int, int, Mode, str]]:
-    """(repetition, rate, mode, subject) in run order; the subjects' order alternates by pair."""
+    """(repetition, rate, mode, subject) in run order. The subjects' order alternates by pair,
+    and flips from one repetition to the next, so that no subject of a cell always runs first
+    (the first run of a repetition follows the broker's warm-up or the last run at the highest
+    rate, and was slower in every repetition when always the same subject had it)."""
     pair = 0
     for repetition in range(plan.repetitions):
         for rate in plan.rates:
@@ -109,7 +112,8 @@ def schedule(plan: LatencyPlan) -> Iterator[tuple[int, int, Mode, str]]:
                 subjects = [STREAMJOBS, BASELINE]
                 if mode in plan.low_latency_modes:
                     subjects.insert(1, LOW_LATENCY)
-                yield from ((repetition, rate, mode, s) for s in subjects[:: 1 - 2 * (pair % 2)])
+                step = -1 if (pair + repetition) % 2 else 1
+                yield from ((repetition, rate, mode, s) for s in subjects[::step])
                 pair += 1
 
 

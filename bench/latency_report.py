@@ -107,8 +107,8 @@ the sandbox a server gives every driver, as figure 1 runs it. (a') the same mani
 `spec.pipeline.streaming.lowLatency: true`, under: {low_latency}. (b) the hand-written script
 `bench/latency_baseline.py` (`from_json`, `where`, `select`, `to_json`, the same trigger),
 handed the Spark settings streamjobs derives for the plain manifest. Each run has its own two
-topics, checkpoint and JVM; one subject runs at a time, their order alternating by pair;
-{repetitions} of each. The
+topics, checkpoint and JVM; one subject runs at a time, their order alternating by pair and
+flipping between repetitions; {repetitions} of each. The
 broker is warmed up first ({plan.broker_warm_up_seconds:g} s of records at
 {plan.broker_warm_up_rate:,}/s sent through a topic of its own and read back): without it,
 whichever subject ran first met a broker still compiling its produce and fetch paths, with a
