@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -80,3 +81,31 @@ def test_the_topics_a_source_reads() -> None:
     assert reads_topics({"subscribe": "a, b"}) == {"a", "b"}
     assert reads_topics({"assign": '{"c": [0, 1]}'}) == {"c"}
     assert reads_topics({"subscribePattern": "x.*"}) == set()
+
+
+def test_probes_are_spaced_and_the_newest_report_waiting_is_the_next_probed() -> None:
+    broker = KnownTimestamps({})
+    clock = FakeClock(NOW)
+    running = BacklogProbe(
+        broker, [OPTIONS], reporter=Collected(), clock=clock, min_interval_seconds=5
+    )
+    try:
+        running.offer(report(0))
+        _until(lambda: len(broker.asked) == 1)
+        for index in (1, 2, 3):
+            running.offer(report(index))
+        time.sleep(0.3)
+        assert len(broker.asked) == 1, "a report handed over within the interval waits"
+        clock.advance(5)
+        running.offer(report(4))
+        _until(lambda: len(broker.asked) == 2)
+        assert [positions[(TOPIC, 0)] for _, positions in broker.asked] == [10, 50]
+    finally:
+        running.close()
+
+
+def _until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "the probe's thread did not get there"
+        time.sleep(0.02)

@@ -8,9 +8,11 @@ the driver's JVM (kafka-clients comes with Spark's Kafka connector) through Py4J
 source's own options (``kafka.bootstrap.servers`` and the ``kafka.*`` security options).
 
 A batch never waits for it: the listener only hands the progress report over. One probe runs at
-a time on one thread; a report handed over while one runs replaces any still waiting (only the
-newest matters); each probe is bounded in time. A probe that fails reports nothing: the server
-then does not know the seconds behind, which is what absent means.
+a time on one thread, at most one every ``min_interval_seconds`` (a Continuous or back-to-back
+query reports progress every second; the server carries the seconds behind forward between
+probes); a report handed over meanwhile replaces any still waiting (only the newest matters);
+each probe is bounded in time and fetches one small batch per partition. A probe that fails
+reports nothing: the server then does not know the seconds behind, which is what absent means.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
 from streamjobs.domain.clock import Clock
@@ -57,12 +59,14 @@ class BacklogProbe:
         reporter: Reporter,
         clock: Clock,
         timeout_seconds: float = 10.0,
+        min_interval_seconds: float = 5.0,
     ) -> None:
         self._broker = broker
         self._sources = [dict(options) for options in kafka_options]
         self._reporter = reporter
         self._clock = clock
         self._timeout = timeout_seconds
+        self._interval = min_interval_seconds
         self._waiting: ProgressReport | None = None
         self._closing = False
         self._wake = threading.Condition()
@@ -95,8 +99,16 @@ class BacklogProbe:
                 backlog = self.backlog_of(report)
                 if backlog is not None:
                     self._reporter.report(backlog.to_wire())
+                self._rest()
         finally:
             self._broker.close()
+
+    def _rest(self) -> None:
+        """Wait ``min_interval_seconds`` after a probe, or until closed."""
+        until = self._clock.now() + timedelta(seconds=self._interval)
+        with self._wake:
+            while not self._closing and (left := (until - self._clock.now()).total_seconds()) > 0:
+                self._wake.wait(left)
 
     def backlog_of(self, report: ProgressReport) -> BacklogReport | None:
         """The backlog report of ``report``; None when no Kafka partition is behind (the
@@ -182,6 +194,9 @@ class JvmKafkaTimestamps:
 
     CONSUMER = "org.apache.kafka.clients.consumer.KafkaConsumer"
     BYTES = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
+    FETCH_BYTES = 4096
+    """Per partition and fetch: the broker still sends a whole first record batch when it is
+    larger, and the probe needs only the first record (the default is 1 MiB)."""
 
     def __init__(self, jvm: Any) -> None:
         self._jvm = jvm
@@ -238,6 +253,7 @@ class JvmKafkaTimestamps:
                 "enable.auto.commit": "false",
                 "auto.offset.reset": "earliest",
                 "max.poll.records": "20",
+                "max.partition.fetch.bytes": str(self.FETCH_BYTES),
                 "client.id": "streamjobs-backlog",
                 "request.timeout.ms": limit,
                 "default.api.timeout.ms": limit,
