@@ -105,8 +105,8 @@ def schedule(plan: LatencyPlan) -> Iterator[tuple[int, int, Mode, str]]:
     and flips from one repetition to the next, so that no subject of a cell always runs first
     (the first run of a repetition follows the broker's warm-up or the last run at the highest
     rate, and was slower in every repetition when always the same subject had it)."""
-    pair = 0
     for repetition in range(plan.repetitions):
+        pair = 0
         for rate in plan.rates:
             for mode in plan.modes:
                 subjects = [STREAMJOBS, BASELINE]

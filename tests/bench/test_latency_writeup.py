@@ -116,5 +116,12 @@ def test_runs_alternate_their_subjects_by_pair_and_by_repetition() -> None:
         ("continuous", STREAMJOBS),
         ("continuous", BASELINE),
     ]
+    one_cell = LatencyPlan((100,), (CONTINUOUS,), (), 1, 1, 1, repetitions=2)
+    assert [subject for *_, subject in schedule(one_cell)] == [
+        STREAMJOBS,
+        BASELINE,
+        BASELINE,
+        STREAMJOBS,
+    ], "an odd number of pairs a repetition flips too"
     assert len(list(schedule(QUICK))) == 2
     assert len(list(schedule(FULL))) == 3 * 2 * (4 * 2 + 1)
