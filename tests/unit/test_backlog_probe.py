@@ -7,13 +7,14 @@ from __future__ import annotations
 import copy
 import json
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.reports import ProgressReport, progress_report
 from streamjobs.runner.backlog import BacklogProbe, Partition, reads_topics
+from tests.two_servers import wait_until
 from tests.unit.test_listener_bridge import Collected
 
 KAFKA = json.loads((Path(__file__).parent / "data/kafka_progress.json").read_text())
@@ -91,21 +92,14 @@ def test_probes_are_spaced_and_the_newest_report_waiting_is_the_next_probed() ->
     )
     try:
         running.offer(report(0))
-        _until(lambda: len(broker.asked) == 1)
+        wait_until("the first probe", lambda: len(broker.asked) == 1, seconds=10)
         for index in (1, 2, 3):
             running.offer(report(index))
         time.sleep(0.3)
         assert len(broker.asked) == 1, "a report handed over within the interval waits"
         clock.advance(5)
         running.offer(report(4))
-        _until(lambda: len(broker.asked) == 2)
+        wait_until("the second probe", lambda: len(broker.asked) == 2, seconds=10)
         assert [positions[(TOPIC, 0)] for _, positions in broker.asked] == [10, 50]
     finally:
         running.close()
-
-
-def _until(condition: Callable[[], bool], seconds: float = 10.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "the probe's thread did not get there"
-        time.sleep(0.02)
