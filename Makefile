@@ -21,9 +21,14 @@ run: java sandbox maven $(VENV)/.installed-run
 	$(call step,"Starting the server with the examples")
 	$(BIN)/streamjobs server --load-examples examples
 
+# The tests run in TEST_WORKERS processes (pytest-xdist), each test file whole in one of them, so a
+# file's module fixtures start once; each process starts its own session services (Spark,
+# PostgreSQL, Kafka). On two cores two take 52 minutes against 68 in one: a Spark test takes about
+# twice as long beside another, the lighter tests fill the gaps. One process: TEST_WORKERS=0.
+TEST_WORKERS ?= 2
 test: java sandbox postgres maven chromium prometheus $(VENV)/.installed-dev lint
 	$(BIN)/python scripts/resolve-jars.py
-	$(BIN)/pytest
+	$(BIN)/pytest --numprocesses=$(TEST_WORKERS) --dist=loadfile
 	$(BIN)/python -m bench.run --quick
 
 lint: $(VENV)/.installed-dev

@@ -40,6 +40,7 @@ class Stage:
             f"{self.url}/api/v1/applications/{application_id}/reports",
             json={"events": events},
             headers={"Authorization": f"Bearer {token}"},
+            timeout=30,
         )
 
 
