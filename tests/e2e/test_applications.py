@@ -161,8 +161,7 @@ def test_run_kill_reattach_stop_run_again_and_abort(server: Server, tmp_path: Pa
         # SIGKILL of the driver under Always: a new attempt resumes from the checkpoint.
         killed_batch = application()["latest"]["batchId"]
         (driver,) = drivers_of(home)
-        for child in driver.children(recursive=True):
-            child.send_signal(signal.SIGKILL)
+        sigkill_driver(driver.pid)
         wait_for("the second attempt to commit", batch_at_least(killed_batch + 1, 2))
         app = application()
         assert app["restarts"] == 1
@@ -209,6 +208,14 @@ def test_run_kill_reattach_stop_run_again_and_abort(server: Server, tmp_path: Pa
         assert not drivers_of(home)
         jobs = api.get("/api/v1/jobs/rate-to-parquet").json()
         assert jobs["status"]["phase"] == "ABORTED"
+
+
+def sigkill_driver(pid: int) -> None:
+    """SIGKILL a driver's JVM and Python (the wrapper ``pid`` sees them die and records it); a
+    short-lived child already gone is skipped."""
+    for child in psutil.Process(pid).children(recursive=True):
+        with contextlib.suppress(psutil.NoSuchProcess):
+            child.send_signal(signal.SIGKILL)
 
 
 def drivers_of(home: Path) -> list[psutil.Process]:

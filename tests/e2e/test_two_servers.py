@@ -9,7 +9,6 @@ supervise, and a restart right after a crash supervises at once.
 
 from __future__ import annotations
 
-import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.e2e.test_applications import rate_job
+from tests.e2e.test_applications import rate_job, sigkill_driver
 from tests.two_servers import STREAMJOBS, drivers_under, servers_on, wait_until
 
 LEASE_SECONDS = 4.0
@@ -77,8 +76,7 @@ def test_the_standby_takes_over_from_a_killed_leader_and_keeps_its_driver(
             assert (app["state"], len(app["attempts"])) == ("RUNNING", 1)
 
             # A later failure is the new leader's to restart, by the job's policy (Always).
-            for child in driver.children(recursive=True):
-                child.send_signal(signal.SIGKILL)
+            sigkill_driver(driver.pid)
             wait_until(
                 "the restarted attempt to commit",
                 application.batch_at_least(0, 2),

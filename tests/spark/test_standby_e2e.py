@@ -5,24 +5,22 @@ server, and ended with it by a stop."""
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from pyspark.sql import SparkSession
 
-from tests.e2e.test_applications import drivers_of, rate_job, running_server, wait_for
+from tests.e2e.test_applications import (
+    drivers_of,
+    rate_job,
+    running_server,
+    sigkill_driver,
+    wait_for,
+)
 
 pytestmark = [pytest.mark.spark, pytest.mark.timeout(900)]
-
-
-def sigkill_driver(pid: int) -> None:
-    """SIGKILL a driver's JVM and Python (the wrapper ``pid`` sees them die and records it)."""
-    for child in psutil.Process(pid).children(recursive=True):
-        child.send_signal(signal.SIGKILL)
 
 
 def test_a_standby_is_promoted_replaced_reattached_and_stopped(
