@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import httpx
 import pytest
 
 from streamjobs.composition import build_server
+from streamjobs.devtools.class_data import fast_start_options
 from streamjobs.services.container import Services
 from streamjobs.settings import Settings
 from tests.kafka_fixture import kafka_broker  # noqa: F401 - a fixture for every package
@@ -38,6 +40,17 @@ TEST_DATA_ROOTS = [
 """The data roots of the ``default`` bundle of every server the tests start (subprocess servers
 inherit the variable): where the tests' manifests read and write."""
 os.environ.setdefault("STREAMJOBS_DEFAULT_DATA_ROOTS", json.dumps(TEST_DATA_ROOTS))
+
+CLASS_DATA_ARCHIVE = Path(sys.prefix) / "spark-classes.jsa"
+"""Spark's classes as a driver loads them (``make test`` writes it; ``devtools.class_data``),
+in the virtualenv, which every driver's sandbox can read."""
+TEST_JAVA_OPTIONS = os.environ.setdefault(
+    "STREAMJOBS_DRIVER_JAVA_OPTIONS", fast_start_options(CLASS_DATA_ARCHIVE)
+)
+"""The JVM options of every driver the tests start, for quicker starts: they change how fast, not
+what, a driver runs. Servers the tests start take them from the variable, which they inherit."""
+SESSION_JAVA_OPTIONS = fast_start_options(CLASS_DATA_ARCHIVE, quick_compiler=False)
+"""The long-lived in-process sessions' options: the archive only, since their JIT pays off."""
 
 MARKERS = {
     "spark": "runs real Spark (local[2]) in the shared test session; slower",

@@ -83,6 +83,13 @@ class Settings(BaseSettings):
         description="How long after a job's standby driver ended (it died, or could not start) "
         "before another is started (jobs with spec.instance.standby).",
     )
+    driver_java_options: str = Field(
+        default="",
+        description="JVM options of every driver (and Spark tool) the server starts on its own "
+        "host, as Spark's spark.driver.defaultJavaOptions, which no job may set; the job's own "
+        "spec.configuration.javaOptions come after them. For example a class-data archive of "
+        "Spark's classes (-XX:SharedArchiveFile=...) for faster starts.",
+    )
     spark_master: str | None = Field(
         default=None,
         description="spark://host:port of the Spark standalone cluster that runs "

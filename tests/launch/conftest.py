@@ -32,10 +32,10 @@ from streamjobs.launch.base import (
 from streamjobs.launch.command import Toolchain
 from streamjobs.launch.ports import free_loopback_port, free_loopback_ports
 from streamjobs.launch.sandbox_host import BubblewrapSandbox
-from tests.conftest import skip_or_fail
+from tests.conftest import TEST_JAVA_OPTIONS, skip_or_fail
 
 APPS = Path(__file__).parent / "apps"
-TOOLCHAIN = Toolchain.installed()
+TOOLCHAIN = Toolchain.installed(driver_java_options=TEST_JAVA_OPTIONS)
 T = TypeVar("T")
 
 

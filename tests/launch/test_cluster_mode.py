@@ -62,7 +62,10 @@ def cluster_launcher(cluster: StandaloneCluster) -> StandaloneLauncher:
     """A launcher that reads every log over HTTP (no worker directories given), as a server
     whose workers are on other hosts does."""
     return StandaloneLauncher(
-        master_url=cluster.master_url, rest_url=cluster.rest_url, master_web_url=cluster.web_url
+        toolchain=TOOLCHAIN,
+        master_url=cluster.master_url,
+        rest_url=cluster.rest_url,
+        master_web_url=cluster.web_url,
     )
 
 
@@ -281,7 +284,7 @@ def cluster_server(cluster: StandaloneCluster, home: Path) -> Server:
         spark_master_web_url=cluster.web_url,
     )
     launchers = {
-        Deployment.SINGLE_NODE: LocalLauncher(),
+        Deployment.SINGLE_NODE: LocalLauncher(toolchain=TOOLCHAIN),
         Deployment.STANDARD: cluster_launcher(cluster),
     }
     return build_server(settings, launchers=launchers, supervise=True)

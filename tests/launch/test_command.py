@@ -21,6 +21,7 @@ from streamjobs.launch.command import (
     local_path,
     master_for,
     paths_to_check,
+    spark_settings,
     spark_submit_command,
     wrapped,
 )
@@ -248,6 +249,46 @@ def test_dependencies_and_java_options_are_passed_on() -> None:
         "/etc/job/other.conf",
         "/opt/lib/helpers.zip",
     ]
+
+
+def test_the_operators_java_options_come_first_and_no_job_replaces_them() -> None:
+    """The server's ``driver_java_options`` are Spark's administrators' options: before the
+    job's own, and a stored job that names the setting (validation refuses it) does not win."""
+    operator = replace(TOOLCHAIN, driver_java_options="-XX:SharedArchiveFile=/opt/spark.jsa")
+    manifest = changed(
+        python_manifest("py"),
+        ("spec.configuration.javaOptions", "-Duser.timezone=UTC"),
+        ("spec.configuration.sparkConf", {"spark.driver.defaultJavaOptions": "-javaagent:x.jar"}),
+    )
+    attempt = replace(
+        attempt_for(python_manifest("py"), ATTEMPT_DIR),
+        job=StreamingJob.model_validate(manifest),
+    )
+    argv = spark_submit_command(
+        attempt,
+        master="local[1]",
+        ui_port=4555,
+        toolchain=operator,
+        base_environment={"PATH": "/usr/bin"},
+    ).argv
+
+    assert (
+        conf_of(argv)["spark.driver.defaultJavaOptions"] == "-XX:SharedArchiveFile=/opt/spark.jsa"
+    )
+    assert option_values(argv, "--driver-java-options") == ["-Duser.timezone=UTC"]
+    assert "spark.driver.defaultJavaOptions" not in conf_of(command_for(attempt).argv)
+
+
+def test_a_cluster_mode_driver_gets_no_options_of_this_host() -> None:
+    """A cluster-mode driver runs on a worker, where this host's files (an archive) are not."""
+    operator = replace(TOOLCHAIN, driver_java_options="-XX:SharedArchiveFile=/opt/spark.jsa")
+    attempt = attempt_for(
+        standard(python_manifest("py"), executor="medium", deployMode="cluster"),
+        ATTEMPT_DIR,
+        executor=NodeSize(cores=1, memory_mb=1024),
+    )
+    settings = dict(spark_settings(attempt, master=CLUSTER, ui_port=0, toolchain=operator))
+    assert "spark.driver.defaultJavaOptions" not in settings
 
 
 def test_the_jobs_spark_conf_applies_but_cannot_move_what_the_server_owns() -> None:

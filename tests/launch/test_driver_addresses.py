@@ -25,6 +25,7 @@ from streamjobs.launch.driver_addresses import (
 from streamjobs.launch.standalone import StandaloneLauncher
 from tests.conftest import skip_or_fail
 from tests.factories import changed, python_manifest
+from tests.launch.conftest import TOOLCHAIN as INSTALLED_TOOLCHAIN
 from tests.launch.conftest import (
     Drivers,
     StandaloneCluster,
@@ -191,6 +192,7 @@ def test_a_driver_on_a_network_address_answers_there_and_its_executor_joins_it(
 ) -> None:
     address = this_machines_address()
     launcher = StandaloneLauncher(
+        toolchain=INSTALLED_TOOLCHAIN,
         master_url=standalone_cluster.master_url,
         worker_dirs=standalone_cluster.worker_dirs,
         sandbox=launch_sandbox(),

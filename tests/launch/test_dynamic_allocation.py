@@ -17,6 +17,7 @@ from streamjobs.launch.spark_ui import ExecutorFigures, ExecutorMetrics, read_ex
 from streamjobs.launch.standalone import StandaloneLauncher
 from tests.factories import changed, python_manifest
 from tests.launch.conftest import (
+    TOOLCHAIN,
     Drivers,
     StandaloneCluster,
     attempt_for,
@@ -99,6 +100,7 @@ def test_executors_come_under_a_backlog_and_go_when_idle(
     drivers: Drivers, standalone_cluster: StandaloneCluster, tmp_path: Path
 ) -> None:
     launcher = StandaloneLauncher(
+        toolchain=TOOLCHAIN,
         master_url=standalone_cluster.master_url,
         worker_dirs=standalone_cluster.worker_dirs,
         sandbox=launch_sandbox(),

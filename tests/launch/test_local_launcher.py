@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +16,10 @@ from streamjobs.launch.base import DriverHandle, DriverState, LaunchFailed, Node
 from streamjobs.launch.local import LocalLauncher
 from streamjobs.launch.logs import tail_lines
 from streamjobs.launch.spark_ui import ExecutorFigures, read_executors
+from tests.conftest import CLASS_DATA_ARCHIVE, TEST_JAVA_OPTIONS, skip_or_fail
 from tests.factories import changed, pipeline_manifest
 from tests.launch.conftest import (
+    TOOLCHAIN,
     Drivers,
     attempt_for,
     launch_sandbox,
@@ -64,15 +66,50 @@ def start_pipeline(drivers: Drivers, launcher: LocalLauncher, tmp_path: Path) ->
 def test_no_standard_jobs_on_one_machine(tmp_path: Path) -> None:
     manifest = changed(pipeline_manifest(), ("spec.instance", {"deployment": "standard"}))
     with pytest.raises(LaunchFailed, match="standard"):
-        LocalLauncher(sandbox=launch_sandbox()).submit(attempt_for(manifest, tmp_path / "attempt"))
+        LocalLauncher(toolchain=TOOLCHAIN, sandbox=launch_sandbox()).submit(
+            attempt_for(manifest, tmp_path / "attempt")
+        )
     assert not (tmp_path / "attempt").exists()
 
 
 def test_a_missing_main_application_file_fails_before_anything_starts(tmp_path: Path) -> None:
     manifest = python_app_manifest("missing", "no_such_app.py")
     with pytest.raises(LaunchFailed, match=r"no_such_app\.py"):
-        LocalLauncher(sandbox=launch_sandbox()).submit(attempt_for(manifest, tmp_path / "attempt"))
+        LocalLauncher(toolchain=TOOLCHAIN, sandbox=launch_sandbox()).submit(
+            attempt_for(manifest, tmp_path / "attempt")
+        )
     assert not (tmp_path / "attempt").exists()
+
+
+@pytest.mark.spark
+@pytest.mark.usefixtures("java")
+def test_a_sandboxed_driver_starts_with_the_operators_java_options_and_class_data(
+    drivers: Drivers, tmp_path: Path
+) -> None:
+    """The server's ``driver_java_options`` reach the driver's JVM before the job's own, and the
+    class-data archive among them is mapped inside the sandbox (its classes load from it)."""
+    operator = f"{TEST_JAVA_OPTIONS} -Dprobe.operator=yes -Xlog:class+load:file=classes.log"
+    launcher = LocalLauncher(
+        toolchain=replace(TOOLCHAIN, driver_java_options=operator), sandbox=launch_sandbox()
+    )
+    manifest = python_app_manifest(
+        "jvm-options", "jvm_options_probe.py", configuration={"javaOptions": "-Dprobe.job=yes"}
+    )
+    handle = drivers.submit(launcher, attempt_for(manifest, tmp_path / "a"))
+
+    assert drivers.wait_exited(launcher, handle) == 0
+    [line] = [
+        line
+        for line in tail_lines(launcher.log_files(handle)["driver-stdout"], 20)
+        if line.startswith("jvm_options ")
+    ]
+    options = json.loads(line.removeprefix("jvm_options "))
+    assert options.index("-Dprobe.operator=yes") < options.index("-Dprobe.job=yes")
+    if not CLASS_DATA_ARCHIVE.is_file():
+        skip_or_fail(f"no class-data archive at {CLASS_DATA_ARCHIVE} (make test writes it)")
+    assert f"-XX:SharedArchiveFile={CLASS_DATA_ARCHIVE}" in options
+    loaded = (tmp_path / "a" / "work" / "classes.log").read_text()
+    assert "source: shared objects file (top)" in loaded
 
 
 @pytest.mark.spark
@@ -80,7 +117,7 @@ def test_a_missing_main_application_file_fails_before_anything_starts(tmp_path: 
 def test_a_python_app_runs_to_its_exit_code_and_leaves_its_logs(
     drivers: Drivers, tmp_path: Path
 ) -> None:
-    launcher = LocalLauncher(sandbox=launch_sandbox())
+    launcher = LocalLauncher(toolchain=TOOLCHAIN, sandbox=launch_sandbox())
     attempt = attempt_for(
         python_app_manifest("exits-3", "exit_with.py", "3"),
         tmp_path / "a",
@@ -112,7 +149,8 @@ def test_a_new_launcher_finds_a_driver_another_one_started(
     release = tmp_path / "release"
     manifest = python_app_manifest("waits", "exit_with.py", "7", str(release))
     handle = drivers.submit(
-        LocalLauncher(sandbox=launch_sandbox()), attempt_for(manifest, tmp_path / "a")
+        LocalLauncher(toolchain=TOOLCHAIN, sandbox=launch_sandbox()),
+        attempt_for(manifest, tmp_path / "a"),
     )
     wait_until(
         lambda: "exit_with starting" in (Path(handle.directory) / "stdout.log").read_text(),
@@ -156,7 +194,7 @@ def poll_from_another_process(handle: DriverHandle) -> dict[str, Any]:
 @pytest.mark.spark
 @pytest.mark.usefixtures("java")
 def test_a_stopped_pipeline_commits_and_exits_0(drivers: Drivers, tmp_path: Path) -> None:
-    launcher = LocalLauncher(sandbox=launch_sandbox())
+    launcher = LocalLauncher(toolchain=TOOLCHAIN, sandbox=launch_sandbox())
     handle = start_pipeline(drivers, launcher, tmp_path)
 
     figures = wait_until(lambda: read_executors(handle), what="the driver's REST API")
@@ -188,7 +226,7 @@ def test_a_stopped_pipeline_commits_and_exits_0(drivers: Drivers, tmp_path: Path
 @pytest.mark.spark
 @pytest.mark.usefixtures("java")
 def test_an_aborted_pipeline_exits_with_a_failure_code(drivers: Drivers, tmp_path: Path) -> None:
-    launcher = LocalLauncher(sandbox=launch_sandbox())
+    launcher = LocalLauncher(toolchain=TOOLCHAIN, sandbox=launch_sandbox())
     handle = start_pipeline(drivers, launcher, tmp_path)
 
     launcher.abort(handle)
@@ -200,7 +238,7 @@ def test_an_aborted_pipeline_exits_with_a_failure_code(drivers: Drivers, tmp_pat
 @pytest.mark.spark
 @pytest.mark.usefixtures("java")
 def test_a_killed_driver_is_gone_without_an_exit_code(drivers: Drivers, tmp_path: Path) -> None:
-    launcher = LocalLauncher(sandbox=launch_sandbox())
+    launcher = LocalLauncher(toolchain=TOOLCHAIN, sandbox=launch_sandbox())
     release = tmp_path / "release"
     manifest = python_app_manifest("killed", "exit_with.py", "0", str(release))
     handle = drivers.submit(launcher, attempt_for(manifest, tmp_path / "a"))

@@ -41,7 +41,7 @@ def run_probe(drivers: Drivers, tmp_path: Path, *arguments: str) -> dict[str, An
     sandbox = BubblewrapSandbox(
         hidden=[home], identity_homes=tmp_path / "identities", toolchain=TOOLCHAIN
     )
-    launcher = LocalLauncher(environment=SERVER_ENVIRONMENT, sandbox=sandbox)
+    launcher = LocalLauncher(toolchain=TOOLCHAIN, environment=SERVER_ENVIRONMENT, sandbox=sandbox)
     report = tmp_path / "data" / "report.json"
     attempt = attempt_for(
         python_app_manifest("probe", "sandbox_probe.py", str(report), *arguments),
@@ -158,7 +158,7 @@ def test_a_checkpoint_that_a_link_leads_elsewhere_fails_the_launch(
     )
 
     with pytest.raises(LaunchFailed, match="symbolic link"):
-        drivers.submit(LocalLauncher(sandbox=sandbox), attempt)
+        drivers.submit(LocalLauncher(toolchain=TOOLCHAIN, sandbox=sandbox), attempt)
     assert (world / target).stat().st_uid == os.getuid()
 
 

@@ -67,7 +67,7 @@ def test_a_kafka_to_delta_pipeline_runs_in_its_sandbox(
         data_roots=(data.as_uri(),),
     )
 
-    launcher = LocalLauncher(sandbox=sandbox)
+    launcher = LocalLauncher(toolchain=TOOLCHAIN, sandbox=sandbox)
     handle = drivers.submit(launcher, attempt)
     code = drivers.wait_exited(launcher, handle, timeout=300)
 

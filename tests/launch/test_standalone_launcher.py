@@ -10,6 +10,7 @@ from streamjobs.launch.base import NodeSize
 from streamjobs.launch.logs import tail_lines
 from streamjobs.launch.standalone import APPLICATION_ID_FILE, StandaloneLauncher
 from tests.launch.conftest import (
+    TOOLCHAIN,
     Drivers,
     StandaloneCluster,
     attempt_for,
@@ -24,6 +25,7 @@ def test_a_standard_job_runs_on_two_executors_whose_logs_are_listed(
     drivers: Drivers, standalone_cluster: StandaloneCluster, tmp_path: Path
 ) -> None:
     launcher = StandaloneLauncher(
+        toolchain=TOOLCHAIN,
         master_url=standalone_cluster.master_url,
         worker_dirs=standalone_cluster.worker_dirs,
         sandbox=launch_sandbox(),
@@ -60,6 +62,7 @@ def test_a_single_node_job_still_runs_locally(
     drivers: Drivers, standalone_cluster: StandaloneCluster, tmp_path: Path
 ) -> None:
     launcher = StandaloneLauncher(
+        toolchain=TOOLCHAIN,
         master_url=standalone_cluster.master_url,
         worker_dirs=standalone_cluster.worker_dirs,
         sandbox=launch_sandbox(),

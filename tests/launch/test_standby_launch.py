@@ -54,7 +54,7 @@ def start_standby(drivers: Drivers, launcher: LocalLauncher, tmp_path: Path) -> 
 def test_a_standby_holds_no_data_until_promoted_then_runs_from_start_at(
     drivers: Drivers, tmp_path: Path
 ) -> None:
-    launcher = LocalLauncher(sandbox=launch_sandbox())
+    launcher = LocalLauncher(toolchain=TOOLCHAIN, sandbox=launch_sandbox())
     handle = start_standby(drivers, launcher, tmp_path)
     ready = json.loads(standby_ready_path(Path(handle.directory)).read_text())
     assert datetime.fromisoformat(ready["readyAt"]).tzinfo is not None
@@ -85,7 +85,7 @@ def test_a_standby_holds_no_data_until_promoted_then_runs_from_start_at(
 def test_a_standby_stopped_before_its_promotion_exits_0_having_started_no_query(
     drivers: Drivers, tmp_path: Path
 ) -> None:
-    launcher = LocalLauncher(sandbox=launch_sandbox())
+    launcher = LocalLauncher(toolchain=TOOLCHAIN, sandbox=launch_sandbox())
     handle = start_standby(drivers, launcher, tmp_path)
 
     launcher.stop(handle)

@@ -24,6 +24,7 @@ from streamjobs.launch.worker_logs import (
     listed_worker,
 )
 from tests.launch.conftest import (
+    TOOLCHAIN,
     Drivers,
     StandaloneCluster,
     attempt_for,
@@ -44,6 +45,7 @@ def ended_driver(
     """A cluster-mode driver that printed ``LINES`` lines and ended, and its directory on its
     worker (the test cluster's workers are on this machine, so their files can be compared)."""
     launcher = StandaloneLauncher(
+        toolchain=TOOLCHAIN,
         master_url=standalone_cluster.master_url,
         rest_url=standalone_cluster.rest_url,
         master_web_url=standalone_cluster.web_url,
@@ -111,6 +113,7 @@ def test_the_launcher_names_a_cluster_driver_s_logs_on_its_worker(
 ) -> None:
     handle, driver_dir = ended_driver
     launcher = StandaloneLauncher(
+        toolchain=TOOLCHAIN,
         master_url=standalone_cluster.master_url,
         rest_url=standalone_cluster.rest_url,
         master_web_url=standalone_cluster.web_url,
@@ -120,7 +123,9 @@ def test_the_launcher_names_a_cluster_driver_s_logs_on_its_worker(
     assert sources["driver"] == WorkerLog(worker_url, "stderr", driver_id=handle.submission_id)
     assert sources["driver-stdout"].size() == (driver_dir / "stdout").stat().st_size
     with_files = StandaloneLauncher(
-        master_url=standalone_cluster.master_url, worker_dirs=standalone_cluster.worker_dirs
+        toolchain=TOOLCHAIN,
+        master_url=standalone_cluster.master_url,
+        worker_dirs=standalone_cluster.worker_dirs,
     )
     assert with_files.log_files(handle)["driver-stdout"] == driver_dir / "stdout"
 

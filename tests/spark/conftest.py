@@ -21,6 +21,7 @@ from streamjobs.domain.spark_conf import (
 from streamjobs.runner.main import RunRequest, run
 from streamjobs.runner.pipeline import PipelineRun
 from streamjobs.runner.session import MAVEN_REPOSITORY
+from tests.conftest import SESSION_JAVA_OPTIONS
 
 ALL_FORMATS = sorted(CONNECTOR_PACKAGES)
 
@@ -44,6 +45,7 @@ def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkSession]:
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.warehouse.dir", str(warehouse))
         .config("spark.driver.memory", "1g")
+        .config("spark.driver.defaultJavaOptions", SESSION_JAVA_OPTIONS)
     )
     for key, value in spark_conf_for(ALL_FORMATS).items():
         builder = builder.config(key, value)

@@ -56,20 +56,27 @@ SHARED_UMASK = "002"
 SPARK_INTERNAL = "spark-internal"
 """A jvm job's main application file when its class is on Spark's own classpath."""
 LOOPBACK = LOOPBACK_DRIVER.host
+DEFAULT_JAVA_OPTIONS = "spark.driver.defaultJavaOptions"
+"""Spark's JVM options for administrators, put before the job's own (spec.configuration
+.javaOptions): the server's ``driver_java_options``, which no job may set."""
 
 
 @dataclass(frozen=True)
 class Toolchain:
     """Where this machine's programs are: spark-submit, the Python drivers run with, the
-    runner's entry point, the local Maven repository."""
+    runner's entry point, the local Maven repository; and the JVM options the operator gives
+    every driver started on this machine (``driver_java_options``)."""
 
     spark_submit: Path
     python: str
     runner_entry: Path
     maven_repository: Path
+    driver_java_options: str = ""
 
     @classmethod
-    def installed(cls, maven_repository: Path | None = None) -> Toolchain:
+    def installed(
+        cls, maven_repository: Path | None = None, *, driver_java_options: str = ""
+    ) -> Toolchain:
         """The spark-submit installed with pyspark, this interpreter, this install's runner;
         ``maven_repository`` by default ``~/.m2/repository``."""
         pyspark_spec = importlib.util.find_spec("pyspark")
@@ -83,6 +90,7 @@ class Toolchain:
             python=sys.executable,
             runner_entry=Path(runner_spec.origin),
             maven_repository=maven_repository or Path.home() / ".m2" / "repository",
+            driver_java_options=driver_java_options,
         )
 
     @property
@@ -183,7 +191,8 @@ def spark_settings(
     they may change, and before the ones the server owns: node sizes (which quotas count),
     the UI port the handle records and the driver's addresses stay as the server sets them:
     127.0.0.1 for a ``local[N]`` master, else ``driver_addresses``; a cluster-mode driver gets
-    none, the worker it runs on decides.
+    none, the worker it runs on decides. So do the administrator's JVM options: the toolchain's
+    ``driver_java_options`` for a driver on this host, none for a cluster-mode one.
     """
     job = attempt.job
     instance = job.spec.instance
@@ -215,11 +224,14 @@ def spark_settings(
             UMASK_SETTING: SHARED_UMASK,
         }
     )
+    settings.pop(DEFAULT_JAVA_OPTIONS, None)
     local = master.startswith("local")
     if local or not instance.in_cluster_mode:
         addresses = LOOPBACK_DRIVER if local else driver_addresses
         settings["spark.driver.host"] = addresses.host
         settings["spark.driver.bindAddress"] = addresses.bind_address
+        if toolchain.driver_java_options:
+            settings[DEFAULT_JAVA_OPTIONS] = toolchain.driver_java_options
     if not single_node:
         settings.update(executor_settings(attempt))
     return list(settings.items())

@@ -310,7 +310,9 @@ def launchers_for(settings: Settings) -> dict[Deployment, Launcher]:
     Every driver runs in its sandbox unless the settings turn isolation off.
     """
     environment = _inherited_environment()
-    toolchain = Toolchain.installed(settings.maven_repository.expanduser())
+    toolchain = Toolchain.installed(
+        settings.maven_repository.expanduser(), driver_java_options=settings.driver_java_options
+    )
     sandbox = _sandbox(BubblewrapSandbox, settings, toolchain)
     launchers: dict[Deployment, Launcher] = {
         Deployment.SINGLE_NODE: LocalLauncher(
@@ -353,7 +355,9 @@ def tool_runner_for(settings: Settings) -> SparkSubmitToolRunner:
     """Runs the short Spark tools (``launch.tool_runs``) under the drivers' rules: the same
     inherited variables, each in its sandbox unless the settings turn isolation off."""
     environment = _inherited_environment()
-    toolchain = Toolchain.installed(settings.maven_repository.expanduser())
+    toolchain = Toolchain.installed(
+        settings.maven_repository.expanduser(), driver_java_options=settings.driver_java_options
+    )
     sandbox = _sandbox(ToolSandbox, settings, toolchain)
     return SparkSubmitToolRunner(toolchain=toolchain, environment=environment, sandbox=sandbox)
 
