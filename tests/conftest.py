@@ -51,6 +51,9 @@ TEST_JAVA_OPTIONS = os.environ.setdefault(
 what, a driver runs. Servers the tests start take them from the variable, which they inherit."""
 SESSION_JAVA_OPTIONS = fast_start_options(CLASS_DATA_ARCHIVE, quick_compiler=False)
 """The long-lived in-process sessions' options: the archive only, since their JIT pays off."""
+CLUSTER_JAVA_OPTIONS = fast_start_options(None)
+"""The standalone clusters' daemons, and the executors and cluster-mode drivers their workers
+start: the quick compiler only, since the archive's classpath is a driver's, not theirs."""
 
 MARKERS = {
     "spark": "runs real Spark (local[2]) in the shared test session; slower",

@@ -32,7 +32,7 @@ from streamjobs.launch.base import (
 from streamjobs.launch.command import Toolchain
 from streamjobs.launch.ports import free_loopback_port, free_loopback_ports
 from streamjobs.launch.sandbox_host import BubblewrapSandbox
-from tests.conftest import TEST_JAVA_OPTIONS, skip_or_fail
+from tests.conftest import CLUSTER_JAVA_OPTIONS, TEST_JAVA_OPTIONS, skip_or_fail
 
 APPS = Path(__file__).parent / "apps"
 TOOLCHAIN = Toolchain.installed(driver_java_options=TEST_JAVA_OPTIONS)
@@ -173,7 +173,12 @@ def standalone_cluster(
     root = tmp_path_factory.mktemp("standalone")
     spark_home = Toolchain.installed().spark_home
     spark_class = str(spark_home / "bin" / "spark-class")
-    environment = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_HOME": str(spark_home)}
+    environment = {
+        **os.environ,
+        "SPARK_LOCAL_IP": "127.0.0.1",
+        "SPARK_HOME": str(spark_home),
+        "JDK_JAVA_OPTIONS": CLUSTER_JAVA_OPTIONS,  # executors and cluster drivers inherit it
+    }
     master_port, master_web_port, rest_port = free_loopback_ports(3)
     master_url = f"spark://127.0.0.1:{master_port}"
     rest_options = f"-Dspark.master.rest.enabled=true -Dspark.master.rest.port={rest_port}"

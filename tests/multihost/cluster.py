@@ -14,6 +14,7 @@ from pathlib import Path
 
 from streamjobs.devtools.netns import Host, PrivateNetwork
 from streamjobs.devtools.standalone import StandaloneSpark
+from tests.conftest import CLUSTER_JAVA_OPTIONS
 
 MASTER = "master"
 WORKERS = ("w1", "w2")
@@ -81,7 +82,7 @@ def start_netns_cluster(network: PrivateNetwork, directory: Path) -> NetnsCluste
     workers = [network.add_host(name) for name in WORKERS]
     control = network.add_host(CONTROL)
     network.verify()
-    spark = StandaloneSpark(directory)
+    spark = StandaloneSpark(directory, java_options=CLUSTER_JAVA_OPTIONS)
     try:
         spark.start_master(master)
         for worker in workers:

@@ -16,6 +16,7 @@ import pytest
 from streamjobs.devtools.kafka import KafkaBroker
 from streamjobs.devtools.netns import Host, NetworkSetupError, PrivateNetwork
 from streamjobs.devtools.standalone import ClusterStartError, StandaloneSpark
+from tests.conftest import CLUSTER_JAVA_OPTIONS
 from tests.multihost.cluster import NetnsCluster
 from tests.multihost.servers import ServerStarter
 from tests.services import PostgresServer
@@ -75,6 +76,18 @@ def test_both_workers_are_alive_at_the_master_with_their_cores_and_memory(
     assert {(entry["cores"], entry["memory"]) for entry in workers.values()} == {(2, 2048)}
     assert netns_cluster.master_url == f"spark://{netns_cluster.master.address}:7077"
     assert len({netns_cluster.master.address, netns_cluster.control.address, *workers}) == 4
+
+
+def test_the_daemons_hold_the_cluster_s_jvm_options_for_the_jvms_they_start(
+    netns_cluster: NetnsCluster,
+) -> None:
+    """Executors and cluster-mode drivers inherit their worker's environment, so
+    ``JDK_JAVA_OPTIONS`` there reaches every JVM of the cluster."""
+    daemons = [netns_cluster.spark.master, *(w.daemon for w in netns_cluster.spark.workers)]
+    for daemon in daemons:
+        assert daemon is not None
+        environ = Path(f"/proc/{daemon.process.pid}/environ").read_bytes().split(b"\0")
+        assert f"JDK_JAVA_OPTIONS={CLUSTER_JAVA_OPTIONS}".encode() in environ, daemon.host.name
 
 
 def test_the_workers_web_uis_and_the_rest_server_answer_from_the_control_host(

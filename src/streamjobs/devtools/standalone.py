@@ -95,6 +95,7 @@ class StandaloneSpark:
         spark_home: Path | None = None,
         worker_timeout_seconds: int = DEFAULT_WORKER_TIMEOUT_SECONDS,
         startup_timeout: float = 120.0,
+        java_options: str = "",
     ) -> None:
         if worker_timeout_seconds < 1:
             raise ClusterStartError(
@@ -105,6 +106,9 @@ class StandaloneSpark:
         self.spark_home = spark_home or Toolchain.installed().spark_home
         self.worker_timeout_seconds = worker_timeout_seconds
         self.startup_timeout = startup_timeout
+        self.java_options = java_options
+        """JVM options of the daemons and of every JVM a worker starts (executors, cluster-mode
+        drivers), which inherit its environment: ``JDK_JAVA_OPTIONS``, read by ``java``."""
         self.master: SparkDaemon | None = None
         self.workers: list[SparkWorker] = []
 
@@ -265,6 +269,7 @@ class StandaloneSpark:
             "SPARK_HOME": str(self.spark_home),
             "SPARK_CONF_DIR": str(conf_dir),
             "SPARK_LOCAL_IP": host.address,
+            **({"JDK_JAVA_OPTIONS": self.java_options} if self.java_options else {}),
             **options,
         }
         log_file = self.directory / f"{host.name}.log"
