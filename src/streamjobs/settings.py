@@ -12,11 +12,13 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from streamjobs.domain.locations import LocationError, normalized_uri
 
+ENV_PREFIX = "STREAMJOBS_"
+
 
 class Settings(BaseSettings):
     """Everything the server can be told, each from an environment variable STREAMJOBS_<NAME>."""
 
-    model_config = SettingsConfigDict(env_prefix="STREAMJOBS_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore")
 
     home: Path = Field(
         default=Path(".streamjobs"),

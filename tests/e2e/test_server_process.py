@@ -107,3 +107,19 @@ def test_the_server_serves_the_examples(server: str, home_env: dict[str, str]) -
     )
     assert got.returncode == 0, got.stderr
     assert len(got.stdout.strip().splitlines()) == listed["total"] + 1
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("STREAMJOBS_SESSION_LIFETIME_SECONDS", "-5", "Input should be greater than 0"),
+        ("STREAMJOBS_PORT", "eighty", "Input should be a valid integer"),
+    ],
+)
+def test_a_bad_setting_stops_the_server_saying_which_and_why(
+    home_env: dict[str, str], variable: str, value: str, says: str
+) -> None:
+    refused = streamjobs({**home_env, variable: value}, "server")
+    assert refused.returncode == 2
+    assert f"error: {variable}: {says}" in refused.stderr
+    assert "Traceback" not in refused.stderr

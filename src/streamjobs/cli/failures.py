@@ -6,11 +6,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import typer
+from pydantic import ValidationError
 from rich.text import Text
 
 from streamjobs.cli.output import console
 from streamjobs.client import ClientError
 from streamjobs.domain.errors import InvalidInput, StreamjobsError
+from streamjobs.settings import ENV_PREFIX
 
 EXIT_FAILED = 1
 EXIT_INVALID_INPUT = 2
@@ -38,3 +40,12 @@ def reported_failures(context: str | None = None) -> Iterator[None]:
         raise fail(prefix + detail, code=code) from None
     except StreamjobsError as error:
         raise fail(prefix + error.detail) from None
+
+
+def report_bad_settings(error: ValidationError) -> int:
+    """Say which ``STREAMJOBS_*`` variables are wrong, and how; the exit code (bad input)."""
+    for problem in error.errors():
+        name = ENV_PREFIX + "_".join(str(part) for part in problem["loc"]).upper()
+        message = problem["msg"].removeprefix("Value error, ")
+        console(stderr=True).print(Text("error: ", style="red") + Text(f"{name}: {message}"))
+    return EXIT_INVALID_INPUT

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
+from pydantic import ValidationError
 
 from streamjobs.cli import (
     access_commands,
@@ -25,7 +26,7 @@ from streamjobs.cli import (
 )
 from streamjobs.cli.config import Login, resolve_login, save_login
 from streamjobs.cli.dev_commands import dev_app
-from streamjobs.cli.failures import EXIT_INVALID_INPUT, fail, reported_failures
+from streamjobs.cli.failures import EXIT_INVALID_INPUT, fail, report_bad_settings, reported_failures
 from streamjobs.cli.manifests import SourcedDocument, read_manifests
 from streamjobs.cli.output import (
     OutputFormat,
@@ -315,4 +316,9 @@ def login(
 
 
 def main() -> None:
-    app()
+    try:
+        app()
+    except ValidationError as error:
+        if error.title != Settings.__name__:
+            raise
+        sys.exit(report_bad_settings(error))
