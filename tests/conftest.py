@@ -41,6 +41,11 @@ TEST_DATA_ROOTS = [
 inherit the variable): where the tests' manifests read and write."""
 os.environ.setdefault("STREAMJOBS_DEFAULT_DATA_ROOTS", json.dumps(TEST_DATA_ROOTS))
 
+TEST_PASSWORD_COST = os.environ.setdefault("STREAMJOBS_PASSWORD_COST", "m=1024,t=1,p=1")
+"""The Argon2id cost of the tests' password hashes (servers the tests start inherit the
+variable): about 1 ms a check instead of 0.1 s, which a quarter of the API tests' time went to.
+A test of what the real cost does asks for ``DEFAULT_PASSWORD_COST``."""
+
 CLASS_DATA_ARCHIVE = Path(sys.prefix) / "spark-classes.jsa"
 """Spark's classes as a driver loads them (``make test`` writes it; ``devtools.class_data``),
 in the virtualenv, which every driver's sandbox can read."""

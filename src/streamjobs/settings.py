@@ -11,6 +11,7 @@ from pydantic import Field, SecretStr, ValidationInfo, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from streamjobs.domain.locations import LocationError, normalized_uri
+from streamjobs.domain.password_cost import DEFAULT_PASSWORD_COST, PasswordCost
 
 ENV_PREFIX = "STREAMJOBS_"
 
@@ -204,6 +205,13 @@ class Settings(BaseSettings):
         description="How many password checks (Argon2, memory-hard) may run at once; the "
         "others wait without holding a thread.",
     )
+    password_cost: str = Field(
+        default=DEFAULT_PASSWORD_COST,
+        description="The Argon2id cost of each password hash, as a hash's own PHC string writes "
+        "it: m=<memory KiB>,t=<passes>,p=<lanes>. Hashes of another cost are re-hashed at the "
+        "user's next sign-in. Below OWASP's recommendations (e.g. m=19456,t=2,p=1) the server "
+        "warns at start.",
+    )
     trusted_proxies: list[str] = Field(
         default_factory=list,
         description="The addresses (a JSON list; networks like 10.0.0.0/8 too) of the reverse "
@@ -325,6 +333,11 @@ class Settings(BaseSettings):
         "open to whoever reaches it (bind the host to a network only Prometheus reaches).",
     )
 
+    @field_validator("password_cost")
+    @classmethod
+    def _argon2_cost(cls, cost: str) -> str:
+        return str(PasswordCost.parse(cost))
+
     @field_validator("metrics_token")
     @classmethod
     def _long_metrics_token(cls, token: SecretStr | None) -> SecretStr | None:
@@ -348,6 +361,10 @@ class Settings(BaseSettings):
             except LocationError as error:
                 raise ValueError(f"data root {root!r}: {error}") from None
         return roots
+
+    @property
+    def parsed_password_cost(self) -> PasswordCost:
+        return PasswordCost.parse(self.password_cost)
 
     @property
     def resolved_home(self) -> Path:

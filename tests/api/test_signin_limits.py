@@ -15,7 +15,9 @@ import pytest
 from typer.testing import CliRunner
 
 from streamjobs.cli.main import app as cli_app
+from streamjobs.domain.password_cost import DEFAULT_PASSWORD_COST
 from streamjobs.services.container import Services
+from streamjobs.services.passwords import Passwords
 from streamjobs.services.sign_in import SignInService, policies_of
 from tests.api.signin_server import PASSWORD, SignInServer, csrf_of, signin_server
 
@@ -139,6 +141,7 @@ def test_waiting_password_checks_hold_up_no_other_request(
             clock=services.clock,
             account_policy=account,
             address_policy=address,
+            passwords=Passwords(services.settings.parsed_password_cost),
             check_password=gate,
         )
         return dataclasses.replace(services, sign_in=sign_in)
@@ -162,7 +165,9 @@ def test_a_burst_of_real_sign_ins_leaves_other_requests_answered_first(
     tmp_path: Path, database_url: str
 ) -> None:
     with (
-        signin_server(tmp_path / "home", database_url, **NO_DELAYS) as server,
+        signin_server(
+            tmp_path / "home", database_url, password_cost=DEFAULT_PASSWORD_COST, **NO_DELAYS
+        ) as server,
         ThreadPoolExecutor(max_workers=20) as pool,
     ):
         attempts = [pool.submit(server.sign_in, f"user-{n}", "wrong!") for n in range(20)]

@@ -113,6 +113,7 @@ def test_the_server_serves_the_examples(server: str, home_env: dict[str, str]) -
     ("variable", "value", "says"),
     [
         ("STREAMJOBS_SESSION_LIFETIME_SECONDS", "-5", "Input should be greater than 0"),
+        ("STREAMJOBS_PASSWORD_COST", "m=65536,t=3", "'m=65536,t=3' lacks p"),
         ("STREAMJOBS_PORT", "eighty", "Input should be a valid integer"),
     ],
 )
@@ -123,3 +124,26 @@ def test_a_bad_setting_stops_the_server_saying_which_and_why(
     assert refused.returncode == 2
     assert f"error: {variable}: {says}" in refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+def test_a_weak_password_cost_is_warned_about_when_the_server_starts(
+    home_env: dict[str, str],
+) -> None:
+    weak = {**home_env, "STREAMJOBS_PASSWORD_COST": "m=1024,t=1,p=1"}
+    process = subprocess.Popen(
+        [*STREAMJOBS, "server"],
+        env=weak,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        wait_until_healthy(f"http://127.0.0.1:{weak['STREAMJOBS_PORT']}", process)
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        output, _ = process.communicate(timeout=30)
+    assert (
+        "warning: STREAMJOBS_PASSWORD_COST m=1024,t=1,p=1 is below OWASP's recommended "
+        "Argon2id costs" in output.replace("\n", " ")
+    )

@@ -20,6 +20,7 @@ from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import FakeClock
 from streamjobs.domain.errors import NotFound, TooManyAttempts, Unauthenticated
 from streamjobs.services.container import Services, open_services
+from streamjobs.services.passwords import Passwords
 from streamjobs.services.sign_in import SignInService, policies_of
 from streamjobs.services.web_sessions import SessionService
 from streamjobs.settings import Settings
@@ -91,6 +92,7 @@ def test_concurrent_wrong_sign_ins_check_no_more_passwords_than_the_lockout_allo
         clock=limited.clock,
         account_policy=account,
         address_policy=address,
+        passwords=Passwords(limited.settings.parsed_password_cost),
         check_password=gate,
     )
 

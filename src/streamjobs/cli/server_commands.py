@@ -72,6 +72,11 @@ def server(
     console().print(
         f"streamjobs server on {settings.resolved_public_url} (home {settings.resolved_home})"
     )
+    if settings.parsed_password_cost.weak:
+        console().print(
+            f"warning: STREAMJOBS_PASSWORD_COST {settings.password_cost} is below OWASP's "
+            "recommended Argon2id costs (e.g. m=19456,t=2,p=1): stolen hashes are cheap to guess"
+        )
     built.serve()
 
 

@@ -42,6 +42,7 @@ from streamjobs.services.destinations import DEFAULT_TEST_TIMEOUT_SECONDS, Desti
 from streamjobs.services.home_permissions import secure_home, sqlite_file
 from streamjobs.services.identity import IdentityService
 from streamjobs.services.jobs import JobService
+from streamjobs.services.passwords import Passwords
 from streamjobs.services.people import PeopleService
 from streamjobs.services.reports import ReportService
 from streamjobs.services.secret_box import SecretBox, load_keys, read_key_file
@@ -126,7 +127,8 @@ def open_services(
     jars = jar_resolver_for(settings) if launchers is None else None
     launchers = launchers if launchers is not None else launchers_for(settings)
     checkpoint_root = settings.resolved_checkpoint_root
-    identity = IdentityService(store=store, clock=clock)
+    passwords = Passwords(settings.parsed_password_cost)
+    identity = IdentityService(store=store, clock=clock, passwords=passwords)
     protected_roots = server_places(settings)
     seed_default_data_roots(store, default_data_roots_of(settings), protected_roots=protected_roots)
     secret_service = SecretService(store=store, clock=clock, box=box)
@@ -178,7 +180,7 @@ def open_services(
         people=PeopleService(store=store, clock=clock, identity=identity),
         bundles=BundleService(store=store, clock=clock, protected_roots=protected_roots),
         audit=AuditLogService(store=store),
-        sign_in=sign_in_service(settings, store, clock),
+        sign_in=sign_in_service(settings, store, clock, passwords),
         sessions=SessionService(
             store=store,
             clock=clock,
@@ -221,10 +223,16 @@ def jar_resolver_for(settings: Settings) -> SparkJarResolver:
     )
 
 
-def sign_in_service(settings: Settings, store: Store, clock: Clock) -> SignInService:
+def sign_in_service(
+    settings: Settings, store: Store, clock: Clock, passwords: Passwords
+) -> SignInService:
     account_policy, address_policy = policies_of(settings)
     return SignInService(
-        store=store, clock=clock, account_policy=account_policy, address_policy=address_policy
+        store=store,
+        clock=clock,
+        account_policy=account_policy,
+        address_policy=address_policy,
+        passwords=passwords,
     )
 
 

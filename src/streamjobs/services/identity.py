@@ -2,7 +2,7 @@
 
 A token is shown once when issued; only its SHA-256 digest is stored. Tokens carry 256 bits of
 randomness, so a fast digest is the right tool here. Passwords, chosen by people, are stored as
-Argon2id hashes (memory-hard), checked in constant time, and re-hashed when the parameters move.
+Argon2id hashes (``services.passwords``).
 """
 
 from __future__ import annotations
@@ -12,12 +12,10 @@ import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
-
 from streamjobs.domain.access import Actor, Principal
 from streamjobs.domain.clock import Clock
 from streamjobs.domain.errors import FieldError, InvalidInput, NotFound, Unauthenticated
+from streamjobs.services.passwords import Passwords
 from streamjobs.store import TokenRecord
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.identity import UserRecord
@@ -34,29 +32,10 @@ BOOTSTRAP_ACTOR = Actor(Principal(ADMIN_USER, is_admin=True), source="bootstrap"
 MIN_PASSWORD_LENGTH = 12
 MAX_TOKEN_NAME_LENGTH = 255
 MAX_TOKEN_DAYS = 3650
-_HASHER = PasswordHasher()
-# Checked against when the user does not exist, so both answers take as long.
-_DUMMY_HASH = _HASHER.hash(secrets.token_urlsafe(16))
 
 
 def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
-
-
-def password_matches(stored_hash: str | None, password: str) -> bool:
-    """Whether ``password`` is the one ``stored_hash`` was made from. Argon2 work (tens of
-    milliseconds, memory-hard) either way: without a hash, a dummy one is checked, so a missing
-    user or password takes as long as a wrong one."""
-    try:
-        _HASHER.verify(stored_hash or _DUMMY_HASH, password)
-    except (VerificationError, InvalidHashError):
-        return False
-    return stored_hash is not None
-
-
-def rehashed_if_outdated(stored_hash: str, password: str) -> str | None:
-    """A new hash of the (correct) ``password`` when the stored one used older parameters."""
-    return _HASHER.hash(password) if _HASHER.check_needs_rehash(stored_hash) else None
 
 
 def principal_of(repos: Repositories, user: UserRecord) -> Principal:
@@ -98,9 +77,10 @@ class Bootstrap:
 class IdentityService:
     """Issues and checks access tokens."""
 
-    def __init__(self, *, store: Store, clock: Clock) -> None:
+    def __init__(self, *, store: Store, clock: Clock, passwords: Passwords) -> None:
         self._store = store
         self._clock = clock
+        self._passwords = passwords
         self._verified: dict[str, _Verified] = {}
 
     def issue_token(
@@ -156,7 +136,7 @@ class IdentityService:
                 repos, ADMIN_USER, BOOTSTRAP_TOKEN_NAME, actor=BOOTSTRAP_ACTOR, expires_at=None
             )
             password = secrets.token_urlsafe(15)
-            repos.users.set_password_hash(ADMIN_USER, _HASHER.hash(password))
+            repos.users.set_password_hash(ADMIN_USER, self._passwords.hash(password))
         return Bootstrap(created=True, token=token, password=password)
 
     def set_password(self, user: str, password: str, *, actor: Actor) -> None:
@@ -171,15 +151,14 @@ class IdentityService:
             repos.web_sessions.end_all_of(record.id)
             self._audit(repos, actor, "user.password-set", "user", user)
 
-    @staticmethod
-    def password_hash(password: str) -> str:
+    def password_hash(self, password: str) -> str:
         """The Argon2id hash of a new password; ``InvalidInput`` at ``password`` if it is
         shorter than ``MIN_PASSWORD_LENGTH``."""
         if len(password) < MIN_PASSWORD_LENGTH:
             raise InvalidInput(
                 [FieldError("password", f"must be at least {MIN_PASSWORD_LENGTH} characters")]
             )
-        return _HASHER.hash(password)
+        return self._passwords.hash(password)
 
     def principal(self, user: str) -> Principal:
         """The principal of an existing user (for a signed-in session); Unauthenticated if the

@@ -40,7 +40,8 @@ from streamjobs.domain.sign_in_policy import (
     attempts_after,
     refusal,
 )
-from streamjobs.services.identity import password_matches, principal_of, rehashed_if_outdated
+from streamjobs.services.identity import principal_of
+from streamjobs.services.passwords import Passwords
 from streamjobs.settings import Settings
 from streamjobs.store.db import Repositories, Store
 from streamjobs.store.identity import UserRecord
@@ -111,13 +112,15 @@ class SignInService:
         clock: Clock,
         account_policy: ThrottlePolicy,
         address_policy: ThrottlePolicy,
-        check_password: PasswordCheck = password_matches,
+        passwords: Passwords,
+        check_password: PasswordCheck | None = None,
     ) -> None:
         self._store = store
         self._clock = clock
         self._account_policy = account_policy
         self._address_policy = address_policy
-        self._check_password = check_password
+        self._passwords = passwords
+        self._check_password = check_password or passwords.matches
 
     def sign_in(self, name: str, password: str, *, address: str | None) -> SignedInUser:
         """The user whose name and password these are. ``TooManyAttempts`` when the account or
@@ -220,7 +223,7 @@ class SignInService:
     def _succeeded(
         self, record: UserRecord, stored_hash: str, password: str, source: str
     ) -> SignedInUser:
-        new_hash = rehashed_if_outdated(stored_hash, password)
+        new_hash = self._passwords.rehashed_if_outdated(stored_hash, password)
         with self._store.transaction() as repos:
             if new_hash is not None:
                 repos.users.set_password_hash(record.name, new_hash)
