@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-from bench.figure_startup_recovery import BARE, STANDBY, STREAMJOBS, schedule
 from bench.rate_pipeline import (
     OUTPUT,
     RatePaths,
@@ -17,6 +16,7 @@ from bench.rate_pipeline import (
     job_manifest,
     wait_for_commit,
 )
+from bench.rate_sessions import BARE, STANDBY, STREAMJOBS, schedule
 
 
 def test_every_kept_value_once_is_exact() -> None:

@@ -17,7 +17,7 @@ from bench.report import render
 from bench.rss import JVM, OTHER, PYTHON, TreeMemory
 from bench.throughput_subjects import BASELINE, STREAMJOBS
 
-from bench import figure_control_plane, figure_throughput
+from bench import figure_control_plane, figure_throughput, throughput_runs
 from tests.bench.test_bench_report import MACHINE
 
 MIB = 1024 * 1024
@@ -80,9 +80,9 @@ def memory(jvm: int, python: int) -> TreeMemory:
     )
 
 
-def throughput_run(subject: str, sink: str, jvm: int, python: int) -> figure_throughput.Run:
+def throughput_run(subject: str, sink: str, jvm: int, python: int) -> throughput_runs.Run:
     started = datetime(2026, 11, 24, tzinfo=UTC)
-    return figure_throughput.Run(
+    return throughput_runs.Run(
         subject=subject,
         sink=sink,
         repetition=0,
@@ -108,8 +108,8 @@ class TestMemory:
             throughput_run(BASELINE, "delta", 100, 10),
         ]
         topic = LoadedTopic(1000, 200_000, 1.0)
-        plan = replace(figure_throughput.QUICK, sinks=(("parquet", 1), ("delta", 1)))
-        measured = figure_throughput.Measured(plan, topic, runs, 500, warm_up=1000.0)
+        plan = replace(throughput_runs.QUICK, sinks=(("parquet", 1), ("delta", 1)))
+        measured = throughput_runs.Measured(plan, topic, runs, 500, warm_up=1000.0)
         result = figure_throughput.memory_result(measured)
         jvm, python, both = result.comparisons
         assert (jvm.candidate, jvm.baseline) == ((500.0,), (400.0,))
@@ -125,7 +125,7 @@ class TestThroughput:
         runs = [throughput_run(STREAMJOBS, "parquet", 500, 80)]
         runs.append(throughput_run(BASELINE, "parquet", 400, 50))
         topic = LoadedTopic(1000, 200_000, 1.0)
-        measured = figure_throughput.Measured(figure_throughput.QUICK, topic, runs, 500, 1000.0)
+        measured = throughput_runs.Measured(throughput_runs.QUICK, topic, runs, 500, 1000.0)
         result = figure_throughput.figure_result(measured)
         rate, per_cpu = result.comparisons
         assert (rate.candidate, rate.target) == ((100.0,), figure_throughput.TARGET)
